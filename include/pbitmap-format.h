@@ -1,0 +1,147 @@
+/* pbitmap-format.h: the on-disk contract between the linker plugin, the
+ * runtime and elfpatch.
+ *
+ * A pbitmap region is one ELF note, laid out by the linker inside the first
+ * PT_LOAD segment, early in the file, and described by its own program
+ * header of type PT_PRESENT_BITMAP.  The note's descriptor holds a fixed
+ * header and then a bitmap with one bit per page of the *file*: bit N set
+ * means "file bytes [N << page_shift, (N + 1) << page_shift) are needed at
+ * start-up".  Indexing file pages, not addresses, keeps the bitmap
+ * independent of the load address and lets one bitmap describe every
+ * PT_LOAD of the file.
+ *
+ * Byte layout, offsets from the start of the region (which is the start of
+ * the note, 16-aligned in memory and in the file):
+ *
+ *    0  u32 n_namesz      8
+ *    4  u32 n_descsz      region size - 20
+ *    8  u32 n_type        PBITMAP_NT_BITMAP
+ *   12  char n_name[8]    "pbitmap\0"
+ *   20  u32 magic         PBITMAP_MAGIC
+ *   24  u16 version       PBITMAP_VERSION
+ *   26  u16 header_size   offset of the bits from the region start (96)
+ *   28  u32 page_shift    log2 of the page size the bits count in (12)
+ *   32  u64 capacity      number of bits, i.e. file pages describable
+ *   40  u64 pages_set     number of bits set (written by elfpatch)
+ *   48  u64 runs          number of runs of set bits (written by elfpatch)
+ *   56  u32 flags         PBITMAP_F_*
+ *   60  u32 max_gap       gap in pages the runtime may read through to merge
+ *                         two runs into one I/O; 0 means "do not merge"
+ *   64  u64 entry         reserved for an entry-point hook; 0 today
+ *   72  u64 reserved[3]   zero
+ *   96  u8  bits[]        ceil(capacity / 8) bytes, then zero padding
+ *
+ * Every multi-byte field is in the byte order of the ELF file (EI_DATA).
+ * Bits are numbered least significant first within a byte: page N is bit
+ * (N & 7) of byte N >> 3.  That makes the bit array itself independent of
+ * byte order and word size.
+ *
+ * Keeping the region a valid SHT_NOTE (owner "pbitmap") is deliberate:
+ * objcopy, strip, patchelf and readelf all know how to carry and print a
+ * note, while a section of an unknown type upsets several of them.
+ *
+ * The region is valid when magic, version, header_size and page_shift
+ * hold the values above, header_size + ceil(capacity / 8) fits in the
+ * segment's p_filesz, and n_descsz + 20 equals that p_filesz rounded as the
+ * note requires.  Readers that find anything else must ignore the region.
+ */
+#ifndef PBITMAP_FORMAT_H
+#define PBITMAP_FORMAT_H
+
+#include <stdint.h>
+
+/* Program header type.  Chosen in PT_LOOS..PT_HIOS away from every value
+ * known to be taken (GNU, PaX, OpenBSD, Sun).  It spells "bmpd" in a
+ * little-endian dump. */
+#define PT_PRESENT_BITMAP 0x64706d62u
+
+#define PBITMAP_NOTE_SECTION ".note.pbitmap"
+#define PBITMAP_NOTE_NAME "pbitmap"            /* owner, with its NUL: 8 bytes */
+#define PBITMAP_NOTE_NAMESZ 8u
+#define PBITMAP_NT_BITMAP 1u
+
+/* The plugin emits the note 16-aligned so that ld gives it a PT_NOTE of
+ * its own (a note of alignment 4 or 8 is merged with the others).  After
+ * the link the section's sh_addralign is set back to 4 so that readelf -n
+ * parses it without warnings. */
+#define PBITMAP_LINK_ALIGN 16u
+
+#define PBITMAP_MAGIC 0x50424d31u              /* "PBM1" read big-endian */
+#define PBITMAP_VERSION 1u
+#define PBITMAP_HEADER_SIZE 96u
+#define PBITMAP_PAGE_SHIFT 12u
+#define PBITMAP_PAGE_SIZE (1u << PBITMAP_PAGE_SHIFT)
+
+/* flags */
+#define PBITMAP_F_FILLED 0x1u   /* elfpatch --fill wrote the bits */
+
+/* Field offsets from the region start; see the table above. */
+#define PBITMAP_OFF_NAMESZ 0
+#define PBITMAP_OFF_DESCSZ 4
+#define PBITMAP_OFF_TYPE 8
+#define PBITMAP_OFF_NAME 12
+#define PBITMAP_OFF_MAGIC 20
+#define PBITMAP_OFF_VERSION 24
+#define PBITMAP_OFF_HEADER_SIZE 26
+#define PBITMAP_OFF_PAGE_SHIFT 28
+#define PBITMAP_OFF_CAPACITY 32
+#define PBITMAP_OFF_PAGES_SET 40
+#define PBITMAP_OFF_RUNS 48
+#define PBITMAP_OFF_FLAGS 56
+#define PBITMAP_OFF_MAX_GAP 60
+#define PBITMAP_OFF_ENTRY 64
+#define PBITMAP_OFF_RESERVED 72
+
+/* The region header in the byte order of the machine reading it.  The
+ * runtime may overlay it on its own mapped image (same byte order by
+ * construction); elfpatch must convert fields with the file's EI_DATA. */
+struct pbitmap_header
+{
+  uint32_t n_namesz;
+  uint32_t n_descsz;
+  uint32_t n_type;
+  char n_name[8];
+  uint32_t magic;
+  uint16_t version;
+  uint16_t header_size;
+  uint32_t page_shift;
+  uint64_t capacity;
+  uint64_t pages_set;
+  uint64_t runs;
+  uint32_t flags;
+  uint32_t max_gap;
+  uint64_t entry;
+  uint64_t reserved[3];
+};
+
+_Static_assert (sizeof (struct pbitmap_header) == PBITMAP_HEADER_SIZE,
+                "pbitmap header layout");
+
+/* Bytes of bits for CAPACITY pages, and the region size the plugin
+ * reserves: header plus bits, rounded up to 16 so that the note's
+ * descriptor size is a multiple of 4 and the region ends aligned. */
+static inline uint64_t
+pbitmap_bits_size (uint64_t capacity)
+{
+  return (capacity + 7) / 8;
+}
+
+static inline uint64_t
+pbitmap_region_size (uint64_t capacity)
+{
+  return (PBITMAP_HEADER_SIZE + pbitmap_bits_size (capacity) + 15) & ~(uint64_t) 15;
+}
+
+static inline int
+pbitmap_test (const unsigned char *bits, uint64_t page)
+{
+  return (bits[page >> 3] >> (page & 7)) & 1;
+}
+
+static inline void
+pbitmap_set (unsigned char *bits, uint64_t page)
+{
+  bits[page >> 3] |= (unsigned char) (1u << (page & 7));
+}
+
+#endif /* PBITMAP_FORMAT_H */

@@ -1,0 +1,2 @@
+/* placeholder */
+int onload (void *tv); int onload (void *tv) { (void) tv; return 0; }

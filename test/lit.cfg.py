@@ -1,0 +1,52 @@
+# The pbitmap lit suite.  One behaviour per .test file; inputs are made in
+# the test (split-file, yaml2obj, the C compiler), never checked in as
+# binaries.
+import os
+import lit.formats
+
+config.name = "pbitmap"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".test"]
+config.excludes = ["Inputs", "tools"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.builddir, "test")
+
+b = config.builddir
+plugin = os.path.join(b, "ld-plugin", ".libs", "pbitmap.so")
+runtime_dir = os.path.join(b, "runtime")
+
+# Keep the environment the programs under test see predictable.
+for var in ("PBITMAP", "PBITMAP_DEBUG"):
+    config.environment.pop(var, None)
+config.environment["LC_ALL"] = "C"
+
+subst = config.substitutions
+# %plugin: the link flags a user writes, plus where the uninstalled runtime is.
+subst.append(("%plugin_so", plugin))
+subst.append(("%runtime_dir", runtime_dir))
+subst.append(("%plugin",
+              "-Wl,-plugin,%s -Wl,-plugin-opt=runtime-dir=%s" % (plugin, runtime_dir)))
+subst.append(("%cc", config.cc))
+subst.append(("%elfpatch", os.path.join(b, "elfpatch", "elfpatch")))
+subst.append(("%evict", os.path.join(b, "test", "tools", "evict")))
+subst.append(("%runstat", os.path.join(b, "test", "tools", "runstat")))
+subst.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
+
+# Tool names used bare in RUN lines (FileCheck, not, yaml2obj, split-file,
+# llvm-readelf) resolve to what configure found.
+tool_dirs = []
+for tool in (config.filecheck, config.not_, config.yaml2obj,
+             config.split_file, config.llvm_readelf):
+    d = os.path.dirname(tool)
+    if d not in tool_dirs:
+        tool_dirs.append(d)
+config.environment["PATH"] = os.pathsep.join(
+    tool_dirs + [config.environment.get("PATH", os.environ.get("PATH", ""))])
+
+for feature, path in (("readelf", config.readelf),
+                      ("eu-elflint", config.eu_elflint),
+                      ("fincore", config.fincore)):
+    if path:
+        config.available_features.add(feature)
+if os.geteuid() == 0:
+    config.available_features.add("root")

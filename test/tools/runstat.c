@@ -1,0 +1,54 @@
+/* runstat: run a program and report what its start cost in page faults.
+ *
+ *   runstat [-o FILE] -- PROG [ARGS...]
+ *
+ * Runs PROG, waits for it, and prints one line "majflt=N minflt=N status=S"
+ * to FILE (default stderr), taken from wait4's rusage of that one child.
+ * Exits with the child's exit status, so a test can still check it.
+ */
+#include <errno.h>
+#include <error.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+int
+main (int argc, char **argv)
+{
+  const char *out = NULL;
+  int i = 1;
+  if (i + 1 < argc && strcmp (argv[i], "-o") == 0)
+    {
+      out = argv[i + 1];
+      i += 2;
+    }
+  if (i < argc && strcmp (argv[i], "--") == 0)
+    i++;
+  if (i >= argc)
+    error (2, 0, "usage: runstat [-o FILE] -- PROG [ARGS...]");
+
+  pid_t pid = fork ();
+  if (pid < 0)
+    error (2, errno, "fork");
+  if (pid == 0)
+    {
+      execvp (argv[i], argv + i);
+      error (127, errno, "%s", argv[i]);
+    }
+  int status;
+  struct rusage ru;
+  if (wait4 (pid, &status, 0, &ru) < 0)
+    error (2, errno, "wait4");
+
+  FILE *f = out ? fopen (out, "w") : stderr;
+  if (f == NULL)
+    error (2, errno, "%s", out);
+  int code = WIFEXITED (status) ? WEXITSTATUS (status) : 128 + WTERMSIG (status);
+  fprintf (f, "majflt=%ld minflt=%ld status=%d\n", ru.ru_majflt, ru.ru_minflt, code);
+  if (out)
+    fclose (f);
+  return code;
+}
