@@ -2,8 +2,9 @@
  *
  *   runstat [-o FILE] -- PROG [ARGS...]
  *
- * Runs PROG, waits for it, and prints one line "majflt=N minflt=N status=S"
- * to FILE (default stderr), taken from wait4's rusage of that one child.
+ * Runs PROG, waits for it, and prints one line
+ * "majflt=N minflt=N us=T status=S" to FILE (default stderr): the faults
+ * from wait4's rusage of that one child, T its wall time in microseconds.
  * Exits with the child's exit status, so a test can still check it.
  */
 #include <errno.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 int
@@ -30,6 +32,8 @@ main (int argc, char **argv)
   if (i >= argc)
     error (2, 0, "usage: runstat [-o FILE] -- PROG [ARGS...]");
 
+  struct timespec start, end;
+  clock_gettime (CLOCK_MONOTONIC, &start);
   pid_t pid = fork ();
   if (pid < 0)
     error (2, errno, "fork");
@@ -42,12 +46,16 @@ main (int argc, char **argv)
   struct rusage ru;
   if (wait4 (pid, &status, 0, &ru) < 0)
     error (2, errno, "wait4");
+  clock_gettime (CLOCK_MONOTONIC, &end);
+  long long us = (end.tv_sec - start.tv_sec) * 1000000LL
+                 + (end.tv_nsec - start.tv_nsec) / 1000;
 
   FILE *f = out ? fopen (out, "w") : stderr;
   if (f == NULL)
     error (2, errno, "%s", out);
   int code = WIFEXITED (status) ? WEXITSTATUS (status) : 128 + WTERMSIG (status);
-  fprintf (f, "majflt=%ld minflt=%ld status=%d\n", ru.ru_majflt, ru.ru_minflt, code);
+  fprintf (f, "majflt=%ld minflt=%ld us=%lld status=%d\n", ru.ru_majflt,
+           ru.ru_minflt, us, code);
   if (out)
     fclose (f);
   return code;
