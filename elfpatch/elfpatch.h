@@ -1,0 +1,157 @@
+/* elfpatch.h: what the parts of elfpatch share.
+ *
+ * elfpatch is a pipeline of small steps: an image (image.c) is one ELF
+ * file read into memory, with its pbitmap region found and checked and
+ * its identity computed; a trace (trace.c) is the parsed form of a trace
+ * file; record.c makes traces, fill.c turns traces into the bits of an
+ * image, show.c prints an image, and update.c writes a modified image back
+ * atomically.  Every function that can fail prints its own one-line
+ * message (elfpatch: error: FILE: ...) and returns -1, so callers only
+ * pass failure up.
+ */
+#ifndef ELFPATCH_H
+#define ELFPATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <gelf.h>
+
+#include "pbitmap-format.h"
+
+/* -v and -q.  verbose > 0 prints what is done, quiet suppresses
+   warnings.  */
+extern int elfpatch_verbose;
+extern int elfpatch_quiet;
+
+void elfpatch_warn (const char *fmt, ...)
+  __attribute__ ((format (printf, 1, 2)));
+void elfpatch_note (const char *fmt, ...)
+  __attribute__ ((format (printf, 1, 2)));
+
+/* Reading and writing fields in the byte order of the file: MSB is
+   nonzero for ELFDATA2MSB.  */
+uint16_t get_u16 (const unsigned char *p, int msb);
+uint32_t get_u32 (const unsigned char *p, int msb);
+uint64_t get_u64 (const unsigned char *p, int msb);
+void put_u32 (unsigned char *p, uint32_t v, int msb);
+void put_u64 (unsigned char *p, uint64_t v, int msb);
+
+/* The identity a trace block is bound to: the file's build-id or, for a
+   file without one, its size and FNV-1a 64 hash with the region's
+   writable bytes counted as zero.  */
+#define IDENTITY_BUILD_ID_MAX 256
+struct identity
+{
+  size_t build_id_len;          /* 0: no build-id, use size and hash */
+  unsigned char build_id[IDENTITY_BUILD_ID_MAX];
+  uint64_t size;
+  uint64_t fnv1a64;
+};
+
+int identity_equal (const struct identity *a, const struct identity *b);
+/* "build-id HEX" or "size N fnv1a64 H" into BUF (at least
+   2 * IDENTITY_BUILD_ID_MAX + 16 bytes), as a trace writes it.  */
+void identity_format (const struct identity *id, char *buf, size_t bufsize);
+#define IDENTITY_TEXT_MAX (2 * IDENTITY_BUILD_ID_MAX + 64)
+
+/* A located, checked region; HDR is its header in host byte order.  */
+struct region
+{
+  uint64_t offset;
+  uint64_t vaddr;
+  uint64_t size;
+  struct pbitmap_header hdr;
+};
+
+/* Finds and checks the region of ELF, a file of FILE_SIZE bytes whose
+   contents are BUF (or, when BUF is null, readable from FD).  Returns 0,
+   or -1 with a one-line reason in WHY.  */
+int region_find (Elf *elf, const unsigned char *buf, int fd,
+                 uint64_t file_size, struct region *r,
+                 char *why, size_t whysize);
+
+/* Identity of a file: CONTENTS (or FD when null) of SIZE bytes, ELF the
+   libelf handle on it (or null for a file that is not ELF).  Returns 0
+   or -1 after a message naming PATH.  */
+int identity_compute (const char *path, Elf *elf, const unsigned char *contents,
+                      int fd, uint64_t size, struct identity *id);
+
+/* One ELF file in memory with its region.  */
+struct image
+{
+  const char *path;             /* as the user named it */
+  int fd;                       /* open; flock'ed when opened for update */
+  struct stat st;
+  unsigned char *buf;           /* the whole file */
+  size_t size;
+  Elf *elf;                     /* elf_memory on BUF; libelf only reads it */
+  int msb;                      /* ELFDATA2MSB */
+  int elfclass;
+  struct region region;
+  struct identity id;
+};
+
+/* Opens PATH and reads it; FOR_UPDATE takes the exclusive lock that
+   update.c relies on.  Returns 0 or -1 after a message.  */
+int image_open (const char *path, int for_update, struct image *img);
+void image_close (struct image *img);
+/* The bits of the region inside IMG->buf.  */
+unsigned char *image_bits (struct image *img);
+/* Stores pages_set, runs, flags from IMG->region.hdr into the buffer.  */
+void image_store_header (struct image *img);
+
+/* Makes room for one more element in *ARRAY of *ALLOC elements of
+   ELSIZE bytes, N of them used.  Returns 0 or -1 (errno set).  */
+int array_reserve (void **array, size_t *alloc, size_t n, size_t elsize);
+
+/* Counting over a bitmap.  */
+uint64_t bits_count (const unsigned char *bits, uint64_t from, uint64_t to);
+uint64_t bits_runs (const unsigned char *bits, uint64_t capacity);
+
+/* Traces.  */
+struct page_range
+{
+  uint64_t first;
+  uint64_t last;                /* inclusive */
+};
+
+struct trace_block
+{
+  char *path;
+  struct identity id;
+  unsigned line;                /* of its 'file' statement */
+  struct page_range *ranges;
+  size_t n_ranges;
+  size_t alloc;
+};
+
+struct trace
+{
+  char *command;
+  struct trace_block *blocks;
+  size_t n_blocks;
+  size_t alloc;
+};
+
+/* The largest page number a trace may hold: its byte offset fits in
+   64 bits.  */
+#define TRACE_PAGE_MAX (UINT64_MAX >> PBITMAP_PAGE_SHIFT)
+
+int trace_read (const char *path, struct trace *t);
+int trace_write (const char *path, const struct trace *t);
+void trace_free (struct trace *t);
+struct trace_block *trace_add_block (struct trace *t, const char *path);
+int trace_block_add_range (struct trace_block *b, uint64_t first,
+                           uint64_t last);
+
+/* The commands.  Each returns the exit status.  */
+int record_command (char **argv, const char *output);
+int fill_command (char **traces, size_t n_traces, const char *binary);
+int show_command (const char *binary);
+int clear_command (const char *binary);
+
+/* Writes IMG->buf back over IMG->path atomically (update.c).  */
+int update_write_back (struct image *img);
+
+#endif /* ELFPATCH_H */

@@ -1,1 +1,638 @@
-/* placeholder */
+/* image.c: open an ELF file, find and check its pbitmap region, and say
+ * which build it is.
+ *
+ * The whole file is read into memory and handed to libelf with
+ * elf_memory, which only reads it; the region's bytes are then patched in
+ * that same buffer and update.c writes the buffer out.  Reading once
+ * gives one consistent snapshot: what is checked is what is written.
+ *
+ * The region is found through its program header (section headers may be
+ * stripped) and checked field by field, each failure with its own
+ * message, because a user who sees "bad region" cannot tell a file linked
+ * without the plugin from one damaged by a tool that moved sections.
+ * Every multi-byte field is in the file's byte order (EI_DATA) and is
+ * converted explicitly; libelf converts only the ELF structures.
+ *
+ * A file's identity is its NT_GNU_BUILD_ID note, found through PT_NOTE
+ * program headers and, failing that, SHT_NOTE sections.  A file without
+ * one is identified by its size and FNV-1a 64 hash, in which the bytes a
+ * fill may change (region offsets 40 to the region's end) count as zero:
+ * filling a file must not change the identity its traces are bound to.
+ */
+
+#include <errno.h>
+#include <error.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "elfpatch.h"
+
+/* The N-byte unsigned number at P, most significant byte first when MSB.  */
+static uint64_t
+get_bytes (const unsigned char *p, int n, int msb)
+{
+  uint64_t v = 0;
+  for (int i = 0; i < n; i++)
+    v = v << 8 | p[msb ? i : n - 1 - i];
+  return v;
+}
+
+static void
+put_bytes (unsigned char *p, int n, uint64_t v, int msb)
+{
+  for (int i = 0; i < n; i++)
+    p[msb ? n - 1 - i : i] = (unsigned char) (v >> (8 * i));
+}
+
+uint16_t
+get_u16 (const unsigned char *p, int msb)
+{
+  return (uint16_t) get_bytes (p, 2, msb);
+}
+
+uint32_t
+get_u32 (const unsigned char *p, int msb)
+{
+  return (uint32_t) get_bytes (p, 4, msb);
+}
+
+uint64_t
+get_u64 (const unsigned char *p, int msb)
+{
+  return get_bytes (p, 8, msb);
+}
+
+void
+put_u32 (unsigned char *p, uint32_t v, int msb)
+{
+  put_bytes (p, 4, v, msb);
+}
+
+void
+put_u64 (unsigned char *p, uint64_t v, int msb)
+{
+  put_bytes (p, 8, v, msb);
+}
+
+int
+array_reserve (void **array, size_t *alloc, size_t n, size_t elsize)
+{
+  if (n < *alloc)
+    return 0;
+  size_t more = *alloc ? 2 * *alloc : 16;
+  if (more > SIZE_MAX / elsize)
+    {
+      errno = ENOMEM;
+      return -1;
+    }
+  void *p = realloc (*array, more * elsize);
+  if (p == NULL)
+    return -1;
+  *array = p;
+  *alloc = more;
+  return 0;
+}
+
+/* Reads LEN bytes at OFFSET from BUF or, when BUF is null, from FD.  */
+static int
+read_at (const unsigned char *buf, int fd, uint64_t offset, void *out,
+         size_t len)
+{
+  if (buf != NULL)
+    {
+      memcpy (out, buf + offset, len);
+      return 0;
+    }
+  size_t done = 0;
+  while (done < len)
+    {
+      ssize_t n = pread (fd, (char *) out + done, len - done,
+                         (off_t) (offset + done));
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        return -1;
+      done += (size_t) n;
+    }
+  return 0;
+}
+
+/* Finds the one PT_PRESENT_BITMAP program header and the PT_LOAD that
+   holds it.  */
+static int
+region_phdr (Elf *elf, uint64_t file_size, GElf_Phdr *out, char *why,
+             size_t whysize)
+{
+  size_t phnum;
+  if (elf_getphdrnum (elf, &phnum) != 0)
+    {
+      snprintf (why, whysize, "cannot read program headers: %s",
+                elf_errmsg (-1));
+      return -1;
+    }
+
+  size_t found = 0;
+  for (size_t i = 0; i < phnum; i++)
+    {
+      GElf_Phdr ph;
+      if (gelf_getphdr (elf, (int) i, &ph) == NULL)
+        {
+          snprintf (why, whysize, "cannot read program header %zu: %s", i,
+                    elf_errmsg (-1));
+          return -1;
+        }
+      if (ph.p_type == PT_PRESENT_BITMAP)
+        {
+          if (found++ == 0)
+            *out = ph;
+        }
+    }
+  if (found == 0)
+    {
+      snprintf (why, whysize, "no PT_PRESENT_BITMAP program header "
+                "(not linked with the pbitmap plugin?)");
+      return -1;
+    }
+  if (found > 1)
+    {
+      snprintf (why, whysize, "more than one PT_PRESENT_BITMAP program header");
+      return -1;
+    }
+
+  if (out->p_filesz > file_size || out->p_offset > file_size - out->p_filesz)
+    {
+      snprintf (why, whysize, "PT_PRESENT_BITMAP (offset 0x%" PRIx64
+                ", size %" PRIu64 ") lies outside the file (%" PRIu64
+                " bytes)", (uint64_t) out->p_offset, (uint64_t) out->p_filesz,
+                file_size);
+      return -1;
+    }
+  if (out->p_offset % 16 != 0)
+    {
+      snprintf (why, whysize, "PT_PRESENT_BITMAP offset 0x%" PRIx64
+                " is not a multiple of 16", (uint64_t) out->p_offset);
+      return -1;
+    }
+  if (out->p_filesz < PBITMAP_HEADER_SIZE)
+    {
+      snprintf (why, whysize, "PT_PRESENT_BITMAP is %" PRIu64 " bytes, too "
+                "small for the %u-byte pbitmap header",
+                (uint64_t) out->p_filesz, PBITMAP_HEADER_SIZE);
+      return -1;
+    }
+
+  for (size_t i = 0; i < phnum; i++)
+    {
+      GElf_Phdr load;
+      if (gelf_getphdr (elf, (int) i, &load) == NULL
+          || load.p_type != PT_LOAD)
+        continue;
+      if (out->p_offset < load.p_offset
+          || out->p_offset - load.p_offset > load.p_filesz
+          || out->p_filesz > load.p_filesz - (out->p_offset - load.p_offset))
+        continue;
+      if (out->p_vaddr - load.p_vaddr != out->p_offset - load.p_offset)
+        {
+          snprintf (why, whysize, "PT_PRESENT_BITMAP address 0x%" PRIx64
+                    " does not match its offset in its PT_LOAD",
+                    (uint64_t) out->p_vaddr);
+          return -1;
+        }
+      return 0;
+    }
+  snprintf (why, whysize, "PT_PRESENT_BITMAP lies outside every PT_LOAD");
+  return -1;
+}
+
+/* The header at RAW in host byte order.  */
+static void
+header_decode (const unsigned char *raw, int msb, struct pbitmap_header *h)
+{
+  h->n_namesz = get_u32 (raw + PBITMAP_OFF_NAMESZ, msb);
+  h->n_descsz = get_u32 (raw + PBITMAP_OFF_DESCSZ, msb);
+  h->n_type = get_u32 (raw + PBITMAP_OFF_TYPE, msb);
+  memcpy (h->n_name, raw + PBITMAP_OFF_NAME, sizeof h->n_name);
+  h->magic = get_u32 (raw + PBITMAP_OFF_MAGIC, msb);
+  h->version = get_u16 (raw + PBITMAP_OFF_VERSION, msb);
+  h->header_size = get_u16 (raw + PBITMAP_OFF_HEADER_SIZE, msb);
+  h->page_shift = get_u32 (raw + PBITMAP_OFF_PAGE_SHIFT, msb);
+  h->capacity = get_u64 (raw + PBITMAP_OFF_CAPACITY, msb);
+  h->pages_set = get_u64 (raw + PBITMAP_OFF_PAGES_SET, msb);
+  h->runs = get_u64 (raw + PBITMAP_OFF_RUNS, msb);
+  h->flags = get_u32 (raw + PBITMAP_OFF_FLAGS, msb);
+  h->max_gap = get_u32 (raw + PBITMAP_OFF_MAX_GAP, msb);
+  h->entry = get_u64 (raw + PBITMAP_OFF_ENTRY, msb);
+  for (int i = 0; i < 3; i++)
+    h->reserved[i] = get_u64 (raw + PBITMAP_OFF_RESERVED + 8 * i, msb);
+}
+
+/* Checks the header H of a region of SIZE bytes.  */
+static int
+header_check (const struct pbitmap_header *h, uint64_t size, char *why,
+              size_t whysize)
+{
+  if (h->n_namesz != PBITMAP_NOTE_NAMESZ
+      || memcmp (h->n_name, PBITMAP_NOTE_NAME, PBITMAP_NOTE_NAMESZ) != 0
+      || h->n_type != PBITMAP_NT_BITMAP)
+    snprintf (why, whysize, "bad note header (not a \"pbitmap\" note of "
+              "type %u)", PBITMAP_NT_BITMAP);
+  else if ((uint64_t) h->n_descsz + 20 != size)
+    snprintf (why, whysize, "note size %" PRIu64 " does not match the "
+              "region size %" PRIu64, (uint64_t) h->n_descsz + 20, size);
+  else if (h->magic != PBITMAP_MAGIC)
+    snprintf (why, whysize, "bad pbitmap magic 0x%08" PRIx32
+              " (expected 0x%08x)", h->magic, PBITMAP_MAGIC);
+  else if (h->version != PBITMAP_VERSION)
+    snprintf (why, whysize, "unsupported pbitmap version %u", h->version);
+  else if (h->header_size != PBITMAP_HEADER_SIZE)
+    snprintf (why, whysize, "bad pbitmap header size %u (expected %u)",
+              h->header_size, PBITMAP_HEADER_SIZE);
+  else if (h->page_shift != PBITMAP_PAGE_SHIFT)
+    snprintf (why, whysize, "unsupported page shift %" PRIu32
+              " (expected %u)", h->page_shift, PBITMAP_PAGE_SHIFT);
+  else if (h->capacity > UINT64_MAX - 7
+           || pbitmap_bits_size (h->capacity) > size - PBITMAP_HEADER_SIZE)
+    snprintf (why, whysize, "capacity %" PRIu64 " does not fit the region "
+              "(%" PRIu64 " bytes)", h->capacity, size);
+  else
+    return 0;
+  return -1;
+}
+
+int
+region_find (Elf *elf, const unsigned char *buf, int fd, uint64_t file_size,
+             struct region *r, char *why, size_t whysize)
+{
+  GElf_Ehdr ehdr;
+  if (gelf_getehdr (elf, &ehdr) == NULL)
+    {
+      snprintf (why, whysize, "cannot read the ELF header: %s",
+                elf_errmsg (-1));
+      return -1;
+    }
+  int msb = ehdr.e_ident[EI_DATA] == ELFDATA2MSB;
+
+  GElf_Phdr ph = { 0 };
+  if (region_phdr (elf, file_size, &ph, why, whysize) != 0)
+    return -1;
+
+  unsigned char hdr[PBITMAP_HEADER_SIZE];
+  if (read_at (buf, fd, ph.p_offset, hdr, sizeof hdr) != 0)
+    {
+      snprintf (why, whysize, "cannot read the region: %s",
+                strerror (errno ? errno : EIO));
+      return -1;
+    }
+  r->offset = ph.p_offset;
+  r->vaddr = ph.p_vaddr;
+  r->size = ph.p_filesz;
+  header_decode (hdr, msb, &r->hdr);
+  return header_check (&r->hdr, ph.p_filesz, why, whysize);
+}
+
+/* Looks for NT_GNU_BUILD_ID among the notes in DATA.  */
+static int
+build_id_in_notes (Elf_Data *data, struct identity *id)
+{
+  size_t offset = 0, name_off, desc_off;
+  GElf_Nhdr nhdr;
+  while (offset < data->d_size
+         && (offset = gelf_getnote (data, offset, &nhdr, &name_off,
+                                    &desc_off)) > 0)
+    {
+      const char *name = (const char *) data->d_buf + name_off;
+      if (nhdr.n_type == NT_GNU_BUILD_ID && nhdr.n_namesz == 4
+          && memcmp (name, "GNU", 4) == 0 && nhdr.n_descsz > 0
+          && nhdr.n_descsz <= IDENTITY_BUILD_ID_MAX)
+        {
+          memcpy (id->build_id, (const char *) data->d_buf + desc_off,
+                  nhdr.n_descsz);
+          id->build_id_len = nhdr.n_descsz;
+          return 1;
+        }
+    }
+  return 0;
+}
+
+static int
+find_build_id (Elf *elf, uint64_t file_size, struct identity *id)
+{
+  size_t phnum;
+  if (elf_getphdrnum (elf, &phnum) == 0)
+    for (size_t i = 0; i < phnum; i++)
+      {
+        GElf_Phdr ph;
+        if (gelf_getphdr (elf, (int) i, &ph) == NULL || ph.p_type != PT_NOTE
+            || ph.p_filesz > file_size || ph.p_offset > file_size - ph.p_filesz)
+          continue;
+        Elf_Data *data = elf_getdata_rawchunk (elf, (int64_t) ph.p_offset,
+                                               ph.p_filesz,
+                                               ph.p_align == 8
+                                               ? ELF_T_NHDR8 : ELF_T_NHDR);
+        if (data != NULL && build_id_in_notes (data, id))
+          return 1;
+      }
+
+  Elf_Scn *scn = NULL;
+  while ((scn = elf_nextscn (elf, scn)) != NULL)
+    {
+      GElf_Shdr sh;
+      if (gelf_getshdr (scn, &sh) == NULL || sh.sh_type != SHT_NOTE)
+        continue;
+      Elf_Data *data = elf_getdata (scn, NULL);
+      if (data != NULL && build_id_in_notes (data, id))
+        return 1;
+    }
+  return 0;
+}
+
+/* FNV-1a 64 over SIZE bytes of CONTENTS or FD, with [ZERO_FROM, ZERO_TO)
+   counted as zero bytes.  */
+static int
+hash_file (const unsigned char *contents, int fd, uint64_t size,
+           uint64_t zero_from, uint64_t zero_to, uint64_t *out)
+{
+  static unsigned char chunk[1 << 16];
+  uint64_t h = 0xcbf29ce484222325u;
+  for (uint64_t pos = 0; pos < size;)
+    {
+      size_t len = size - pos < sizeof chunk ? (size_t) (size - pos)
+                                             : sizeof chunk;
+      const unsigned char *p;
+      if (contents != NULL)
+        p = contents + pos;
+      else
+        {
+          errno = 0;
+          if (read_at (NULL, fd, pos, chunk, len) != 0)
+            return -1;
+          p = chunk;
+        }
+      for (size_t i = 0; i < len; i++)
+        {
+          uint64_t at = pos + i;
+          unsigned char b = at >= zero_from && at < zero_to ? 0 : p[i];
+          h = (h ^ b) * 0x100000001b3u;
+        }
+      pos += len;
+    }
+  *out = h;
+  return 0;
+}
+
+int
+identity_compute (const char *path, Elf *elf, const unsigned char *contents,
+                  int fd, uint64_t size, struct identity *id)
+{
+  memset (id, 0, sizeof *id);
+  if (elf != NULL && find_build_id (elf, size, id))
+    return 0;
+
+  uint64_t zero_from = 0, zero_to = 0;
+  struct region r;
+  char why[256];
+  if (elf != NULL && region_find (elf, contents, fd, size, &r, why,
+                                  sizeof why) == 0)
+    {
+      zero_from = r.offset + PBITMAP_OFF_PAGES_SET;
+      zero_to = r.offset + r.size;
+    }
+  id->size = size;
+  if (hash_file (contents, fd, size, zero_from, zero_to, &id->fnv1a64) != 0)
+    {
+      error (0, errno ? errno : EIO, "error: %s", path);
+      return -1;
+    }
+  return 0;
+}
+
+int
+identity_equal (const struct identity *a, const struct identity *b)
+{
+  if (a->build_id_len != b->build_id_len)
+    return 0;
+  if (a->build_id_len != 0)
+    return memcmp (a->build_id, b->build_id, a->build_id_len) == 0;
+  return a->size == b->size && a->fnv1a64 == b->fnv1a64;
+}
+
+void
+identity_format (const struct identity *id, char *buf, size_t bufsize)
+{
+  if (id->build_id_len == 0)
+    {
+      snprintf (buf, bufsize, "size %" PRIu64 " fnv1a64 %016" PRIx64,
+                id->size, id->fnv1a64);
+      return;
+    }
+  size_t n = (size_t) snprintf (buf, bufsize, "build-id ");
+  for (size_t i = 0; i < id->build_id_len && n + 3 <= bufsize; i++)
+    n += (size_t) snprintf (buf + n, bufsize - n, "%02x", id->build_id[i]);
+}
+
+/* Opens PATH; for an update also takes the exclusive lock, on the inode
+   that PATH still names once the lock is held (a concurrent elfpatch may
+   have renamed a new file over it while we waited).  */
+static int
+open_locked (const char *path, int for_update, struct stat *st)
+{
+  for (int attempt = 0; attempt < 100; attempt++)
+    {
+      int fd = open (path, O_RDONLY | O_CLOEXEC);
+      if (fd < 0)
+        {
+          error (0, errno, "error: %s", path);
+          return -1;
+        }
+      if (fstat (fd, st) != 0)
+        {
+          error (0, errno, "error: %s", path);
+          close (fd);
+          return -1;
+        }
+      if (S_ISDIR (st->st_mode) || !S_ISREG (st->st_mode))
+        {
+          error (0, S_ISDIR (st->st_mode) ? EISDIR : 0, "error: %s%s", path,
+                 S_ISDIR (st->st_mode) ? "" : ": not a regular file");
+          close (fd);
+          return -1;
+        }
+      if (!for_update)
+        return fd;
+
+      int rc;
+      while ((rc = flock (fd, LOCK_EX)) != 0 && errno == EINTR)
+        ;
+      struct stat now;
+      if (rc != 0 || stat (path, &now) != 0)
+        {
+          error (0, errno, "error: %s", path);
+          close (fd);
+          return -1;
+        }
+      if (now.st_dev == st->st_dev && now.st_ino == st->st_ino)
+        return fd;
+      close (fd);
+    }
+  error (0, 0, "error: %s: keeps being replaced while waiting for its lock",
+         path);
+  return -1;
+}
+
+static int
+read_whole (struct image *img)
+{
+  img->size = (size_t) img->st.st_size;
+  img->buf = malloc (img->size ? img->size : 1);
+  if (img->buf == NULL)
+    {
+      error (0, errno, "error: %s", img->path);
+      return -1;
+    }
+  size_t done = 0;
+  while (done < img->size)
+    {
+      ssize_t n = read (img->fd, img->buf + done, img->size - done);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        {
+          error (0, errno, "error: %s", img->path);
+          return -1;
+        }
+      if (n == 0)
+        break;
+      done += (size_t) n;
+    }
+  if (done != img->size)
+    {
+      error (0, 0, "error: %s: file changed size while being read",
+             img->path);
+      return -1;
+    }
+  return 0;
+}
+
+int
+image_open (const char *path, int for_update, struct image *img)
+{
+  memset (img, 0, sizeof *img);
+  img->path = path;
+  img->fd = open_locked (path, for_update, &img->st);
+  if (img->fd < 0 || read_whole (img) != 0)
+    return -1;
+
+  elf_version (EV_CURRENT);
+  img->elf = elf_memory ((char *) img->buf, img->size);
+  if (img->elf == NULL)
+    {
+      error (0, 0, "error: %s: %s", path, elf_errmsg (-1));
+      return -1;
+    }
+  if (elf_kind (img->elf) != ELF_K_ELF)
+    {
+      error (0, 0, "error: %s: not an ELF file", path);
+      return -1;
+    }
+  GElf_Ehdr ehdr;
+  if (gelf_getehdr (img->elf, &ehdr) == NULL)
+    {
+      error (0, 0, "error: %s: %s", path, elf_errmsg (-1));
+      return -1;
+    }
+  img->msb = ehdr.e_ident[EI_DATA] == ELFDATA2MSB;
+  img->elfclass = ehdr.e_ident[EI_CLASS];
+
+  char why[256];
+  if (region_find (img->elf, img->buf, -1, img->size, &img->region, why,
+                   sizeof why) != 0)
+    {
+      error (0, 0, "error: %s: %s", path, why);
+      return -1;
+    }
+  return identity_compute (path, img->elf, img->buf, -1, img->size, &img->id);
+}
+
+void
+image_close (struct image *img)
+{
+  if (img->elf != NULL)
+    elf_end (img->elf);
+  free (img->buf);
+  if (img->fd >= 0)
+    close (img->fd);
+  memset (img, 0, sizeof *img);
+  img->fd = -1;
+}
+
+unsigned char *
+image_bits (struct image *img)
+{
+  return img->buf + img->region.offset + PBITMAP_HEADER_SIZE;
+}
+
+void
+image_store_header (struct image *img)
+{
+  unsigned char *hdr = img->buf + img->region.offset;
+  put_u64 (hdr + PBITMAP_OFF_PAGES_SET, img->region.hdr.pages_set, img->msb);
+  put_u64 (hdr + PBITMAP_OFF_RUNS, img->region.hdr.runs, img->msb);
+  put_u32 (hdr + PBITMAP_OFF_FLAGS, img->region.hdr.flags, img->msb);
+}
+
+uint64_t
+bits_count (const unsigned char *bits, uint64_t from, uint64_t to)
+{
+  uint64_t n = 0;
+  for (uint64_t page = from; page < to; page++)
+    n += (uint64_t) pbitmap_test (bits, page);
+  return n;
+}
+
+uint64_t
+bits_runs (const unsigned char *bits, uint64_t capacity)
+{
+  uint64_t runs = 0;
+  for (uint64_t page = 0; page < capacity; page++)
+    if (pbitmap_test (bits, page) && (page == 0
+                                      || !pbitmap_test (bits, page - 1)))
+      runs++;
+  return runs;
+}
+
+static void
+vmessage (const char *kind, const char *fmt, va_list ap)
+{
+  fflush (stdout);
+  fprintf (stderr, "%s: %s", program_invocation_name, kind);
+  vfprintf (stderr, fmt, ap);
+  fputc ('\n', stderr);
+}
+
+void
+elfpatch_warn (const char *fmt, ...)
+{
+  if (elfpatch_quiet)
+    return;
+  va_list ap;
+  va_start (ap, fmt);
+  vmessage ("warning: ", fmt, ap);
+  va_end (ap);
+}
+
+void
+elfpatch_note (const char *fmt, ...)
+{
+  if (elfpatch_verbose <= 0)
+    return;
+  va_list ap;
+  va_start (ap, fmt);
+  vmessage ("", fmt, ap);
+  va_end (ap);
+}

@@ -1,1 +1,182 @@
-/* placeholder */
+/* show.c: print a binary's region for people (elfpatch --show).
+ *
+ * The output answers the questions one has about a bitmap: where is the
+ * region, how much of the file can it describe, was it filled, how much
+ * will be read at start-up and in how many pieces, and which parts of the
+ * program that is.  The numbers are computed from the bits themselves;
+ * when the header's cached pages_set or runs disagree (a damaged or
+ * hand-edited file), the header's value is shown next to it.
+ *
+ *     BINARY:
+ *       region:    offset 0x2c0, vaddr 0x2c0, size 1136 bytes
+ *       capacity:  8320 pages (32.5 MiB)
+ *       filled:    yes
+ *       pages set: 25 (100 KiB)
+ *       runs:      7
+ *       max gap:   0 pages
+ *       identity:  build-id 0123...      (or: size N fnv1a64 H)
+ *       sections:  set pages of each allocated section, in address order
+ *         .interp          1 of 1
+ *         .text           12 of 30
+ *
+ * A page counts for every section that overlaps it, so the per-section
+ * numbers may add up to more than "pages set".  Sections without file
+ * contents (SHT_NOBITS) or of size 0 are not listed.
+ */
+
+#include <errno.h>
+#include <error.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "elfpatch.h"
+
+struct section_row
+{
+  const char *name;
+  uint64_t addr;
+  size_t index;
+  uint64_t first_page;
+  uint64_t last_page;           /* inclusive */
+};
+
+static int
+row_cmp (const void *a, const void *b)
+{
+  const struct section_row *x = a, *y = b;
+  if (x->addr != y->addr)
+    return x->addr < y->addr ? -1 : 1;
+  return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* PAGES pages of 4 KiB as KiB, or MiB or GiB with one decimal.  */
+static void
+print_amount (uint64_t pages)
+{
+  uint64_t kib = pages * (PBITMAP_PAGE_SIZE / 1024);
+  const char *unit = "MiB";
+  uint64_t base = 1024;
+  if (kib < 1024)
+    {
+      printf ("%" PRIu64 " KiB", kib);
+      return;
+    }
+  if (kib >= 1024 * 1024)
+    {
+      unit = "GiB";
+      base = 1024 * 1024;
+    }
+  uint64_t tenths = (kib * 10 + base / 2) / base;
+  printf ("%" PRIu64 ".%" PRIu64 " %s", tenths / 10, tenths % 10, unit);
+}
+
+/* The allocated sections with file contents, in address order.  */
+static size_t
+collect_sections (struct image *img, struct section_row **out)
+{
+  size_t shnum = 0, shstrndx;
+  *out = NULL;
+  if (elf_getshdrnum (img->elf, &shnum) != 0 || shnum == 0
+      || elf_getshdrstrndx (img->elf, &shstrndx) != 0)
+    return 0;
+  struct section_row *rows = calloc (shnum, sizeof *rows);
+  if (rows == NULL)
+    return 0;
+
+  size_t n = 0;
+  Elf_Scn *scn = NULL;
+  while ((scn = elf_nextscn (img->elf, scn)) != NULL)
+    {
+      GElf_Shdr sh;
+      if (gelf_getshdr (scn, &sh) == NULL || !(sh.sh_flags & SHF_ALLOC)
+          || sh.sh_type == SHT_NOBITS || sh.sh_size == 0
+          || sh.sh_offset > UINT64_MAX - sh.sh_size)
+        continue;
+      const char *name = elf_strptr (img->elf, shstrndx, sh.sh_name);
+      rows[n].name = name != NULL ? name : "?";
+      rows[n].addr = sh.sh_addr;
+      rows[n].index = elf_ndxscn (scn);
+      rows[n].first_page = sh.sh_offset >> PBITMAP_PAGE_SHIFT;
+      rows[n].last_page = (sh.sh_offset + sh.sh_size - 1) >> PBITMAP_PAGE_SHIFT;
+      n++;
+    }
+  qsort (rows, n, sizeof *rows, row_cmp);
+  *out = rows;
+  return n;
+}
+
+static void
+show_sections (struct image *img, const unsigned char *bits)
+{
+  struct section_row *rows;
+  size_t n = collect_sections (img, &rows);
+  if (n == 0)
+    {
+      printf ("  sections:  none (no allocated sections with contents)\n");
+      free (rows);
+      return;
+    }
+  printf ("  sections:  set pages of each allocated section, in address "
+          "order\n");
+  int width = 0;
+  for (size_t i = 0; i < n; i++)
+    if ((int) strlen (rows[i].name) > width)
+      width = (int) strlen (rows[i].name);
+  uint64_t capacity = img->region.hdr.capacity;
+  for (size_t i = 0; i < n; i++)
+    {
+      uint64_t first = rows[i].first_page, last = rows[i].last_page;
+      uint64_t set = 0;
+      if (first < capacity)
+        set = bits_count (bits, first, last < capacity ? last + 1 : capacity);
+      printf ("    %-*s %6" PRIu64 " of %" PRIu64 "\n", width, rows[i].name,
+              set, last - first + 1);
+    }
+  free (rows);
+}
+
+int
+show_command (const char *binary)
+{
+  struct image img;
+  if (image_open (binary, 0, &img) != 0)
+    {
+      image_close (&img);
+      return 1;
+    }
+  const struct region *r = &img.region;
+  const unsigned char *bits = image_bits (&img);
+  uint64_t set = bits_count (bits, 0, r->hdr.capacity);
+  uint64_t runs = bits_runs (bits, r->hdr.capacity);
+  char id[IDENTITY_TEXT_MAX];
+  identity_format (&img.id, id, sizeof id);
+
+  printf ("%s:\n", binary);
+  printf ("  region:    offset 0x%" PRIx64 ", vaddr 0x%" PRIx64 ", size %"
+          PRIu64 " bytes\n", r->offset, r->vaddr, r->size);
+  printf ("  capacity:  %" PRIu64 " pages (", r->hdr.capacity);
+  print_amount (r->hdr.capacity);
+  printf (")\n  filled:    %s\n", r->hdr.flags & PBITMAP_F_FILLED ? "yes" : "no");
+  printf ("  pages set: %" PRIu64 " (", set);
+  print_amount (set);
+  printf (")");
+  if (set != r->hdr.pages_set)
+    printf (" (the header says %" PRIu64 ")", r->hdr.pages_set);
+  printf ("\n  runs:      %" PRIu64, runs);
+  if (runs != r->hdr.runs)
+    printf (" (the header says %" PRIu64 ")", r->hdr.runs);
+  printf ("\n  max gap:   %" PRIu32 " pages\n", r->hdr.max_gap);
+  printf ("  identity:  %s\n", id);
+  show_sections (&img, bits);
+
+  int status = 0;
+  if (fflush (stdout) != 0 || ferror (stdout))
+    {
+      error (0, errno, "error: standard output");
+      status = 1;
+    }
+  image_close (&img);
+  return status;
+}

@@ -1,1 +1,646 @@
-/* placeholder */
+/* trace.c: read and write trace files.
+ *
+ * A trace is text, one statement per line, so that people can read, diff
+ * and merge traces and so that a trace survives being mailed around:
+ *
+ *     pbitmap-trace 1
+ *     command /usr/bin/demo --flag
+ *     file /usr/bin/demo
+ *     build-id 4f1c0e5b...            (or: size N fnv1a64 H)
+ *     pagesize 4096
+ *     pages 0-3,7,12-40
+ *     end
+ *
+ * Blank lines and lines starting with '#' are comments.  In a 'file' path
+ * "\\" stands for a backslash and "\n" for a newline; everything else is
+ * literal, spaces included.  Page lists are ascending and never overlap,
+ * also across the several 'pages' lines of one block.
+ *
+ * Traces come from other machines and other people, so the reader trusts
+ * nothing: lines are read with a length limit, NUL bytes are refused,
+ * every number is overflow-checked, and every error names the line.  A
+ * trace with any error is refused as a whole; a half-read trace would
+ * silently fill half a bitmap.
+ */
+
+#include <errno.h>
+#include <error.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "elfpatch.h"
+
+/* Longer lines are refused rather than read into unbounded memory.  */
+#define TRACE_LINE_MAX (1u << 20)
+
+/* Writers start a new 'pages' line when one would pass this width.  */
+#define TRACE_WRAP 70
+
+struct reader
+{
+  const char *path;
+  FILE *f;
+  unsigned line;
+  char *buf;
+};
+
+enum read_result { LINE_OK, LINE_EOF, LINE_ERROR };
+
+static void
+parse_error (const struct reader *r, const char *fmt, ...)
+  __attribute__ ((format (printf, 2, 3)));
+
+static void
+parse_error (const struct reader *r, const char *fmt, ...)
+{
+  char msg[512];
+  va_list ap;
+  va_start (ap, fmt);
+  vsnprintf (msg, sizeof msg, fmt, ap);
+  va_end (ap);
+  error (0, 0, "error: %s:%u: %s", r->path, r->line, msg);
+}
+
+/* Reads the next line into R->buf, without its newline.  */
+static enum read_result
+next_line (struct reader *r)
+{
+  size_t len = 0;
+  int c;
+  while ((c = getc_unlocked (r->f)) != EOF && c != '\n')
+    {
+      if (len == TRACE_LINE_MAX)
+        {
+          r->line++;
+          parse_error (r, "line is longer than %u bytes", TRACE_LINE_MAX);
+          return LINE_ERROR;
+        }
+      r->buf[len++] = (char) c;
+    }
+  if (ferror (r->f))
+    {
+      error (0, errno, "error: %s", r->path);
+      return LINE_ERROR;
+    }
+  if (c == EOF && len == 0)
+    return LINE_EOF;
+  r->line++;
+  r->buf[len] = '\0';
+  if (memchr (r->buf, '\0', len) != NULL)
+    {
+      parse_error (r, "line contains a NUL byte");
+      return LINE_ERROR;
+    }
+  return LINE_OK;
+}
+
+/* Parses a decimal number at *P, advancing P.  */
+static int
+parse_u64 (const char **p, uint64_t *out)
+{
+  const char *s = *p;
+  uint64_t v = 0;
+  if (*s < '0' || *s > '9')
+    return -1;
+  for (; *s >= '0' && *s <= '9'; s++)
+    {
+      unsigned d = (unsigned) (*s - '0');
+      if (v > (UINT64_MAX - d) / 10)
+        return -2;
+      v = v * 10 + d;
+    }
+  *p = s;
+  *out = v;
+  return 0;
+}
+
+static int
+hex_value (char c)
+{
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  return -1;
+}
+
+static int
+parse_build_id (struct reader *r, const char *arg, struct identity *id)
+{
+  size_t len = strlen (arg);
+  if (len == 0 || len % 2 != 0 || len / 2 > IDENTITY_BUILD_ID_MAX)
+    goto bad;
+  for (size_t i = 0; i < len; i += 2)
+    {
+      int hi = hex_value (arg[i]), lo = hex_value (arg[i + 1]);
+      if (hi < 0 || lo < 0)
+        goto bad;
+      id->build_id[i / 2] = (unsigned char) (hi << 4 | lo);
+    }
+  id->build_id_len = len / 2;
+  return 0;
+
+bad:
+  parse_error (r, "bad build-id (expected an even number of lowercase hex "
+               "digits, at most %u)", 2 * IDENTITY_BUILD_ID_MAX);
+  return -1;
+}
+
+/* "N fnv1a64 H".  */
+static int
+parse_size_hash (struct reader *r, const char *arg, struct identity *id)
+{
+  const char *p = arg;
+  int rc = parse_u64 (&p, &id->size);
+  if (rc == 0 && strncmp (p, " fnv1a64 ", 9) == 0 && strlen (p + 9) == 16)
+    {
+      uint64_t h = 0;
+      p += 9;
+      for (; *p != '\0'; p++)
+        {
+          int d = hex_value (*p);
+          if (d < 0)
+            break;
+          h = h << 4 | (uint64_t) d;
+        }
+      if (*p == '\0')
+        {
+          id->fnv1a64 = h;
+          id->build_id_len = 0;
+          return 0;
+        }
+    }
+  if (rc == -2)
+    parse_error (r, "file size too large");
+  else
+    parse_error (r, "expected 'size BYTES fnv1a64 HASH' (HASH: 16 lowercase "
+                 "hex digits)");
+  return -1;
+}
+
+/* Undoes the escapes of a 'file' path.  */
+static char *
+parse_path (struct reader *r, const char *arg)
+{
+  if (*arg == '\0')
+    {
+      parse_error (r, "empty path after 'file'");
+      return NULL;
+    }
+  char *path = malloc (strlen (arg) + 1);
+  if (path == NULL)
+    {
+      error (0, errno, "error: %s", r->path);
+      return NULL;
+    }
+  char *out = path;
+  for (const char *p = arg; *p != '\0'; p++)
+    {
+      if (*p != '\\')
+        {
+          *out++ = *p;
+          continue;
+        }
+      p++;
+      if (*p == '\\')
+        *out++ = '\\';
+      else if (*p == 'n')
+        *out++ = '\n';
+      else
+        {
+          parse_error (r, "bad escape in path (only \\\\ and \\n are known)");
+          free (path);
+          return NULL;
+        }
+    }
+  *out = '\0';
+  return path;
+}
+
+struct trace_block *
+trace_add_block (struct trace *t, const char *path)
+{
+  if (array_reserve ((void **) &t->blocks, &t->alloc, t->n_blocks,
+                     sizeof *t->blocks) != 0)
+    return NULL;
+  struct trace_block *b = &t->blocks[t->n_blocks];
+  memset (b, 0, sizeof *b);
+  b->path = strdup (path);
+  if (b->path == NULL)
+    return NULL;
+  t->n_blocks++;
+  return b;
+}
+
+/* Appends [FIRST, LAST]; the caller keeps ranges ascending.  Adjacent
+   ranges are merged so that a block's list is canonical.  */
+int
+trace_block_add_range (struct trace_block *b, uint64_t first, uint64_t last)
+{
+  if (b->n_ranges > 0 && b->ranges[b->n_ranges - 1].last + 1 == first)
+    {
+      b->ranges[b->n_ranges - 1].last = last;
+      return 0;
+    }
+  if (array_reserve ((void **) &b->ranges, &b->alloc, b->n_ranges,
+                     sizeof *b->ranges) != 0)
+    return -1;
+  b->ranges[b->n_ranges].first = first;
+  b->ranges[b->n_ranges].last = last;
+  b->n_ranges++;
+  return 0;
+}
+
+/* One page number of a 'pages' list.  */
+static int
+parse_page (struct reader *r, const char **p, uint64_t *page)
+{
+  const char *start = *p;
+  int rc = parse_u64 (p, page);
+  if (rc == 0 && *page <= TRACE_PAGE_MAX)
+    return 0;
+  if (rc == -1)
+    {
+      const char *end = start + strcspn (start, ",-");
+      if (end == start)
+        parse_error (r, "empty page number in list");
+      else
+        parse_error (r, "bad page number '%.*s'", (int) (end - start > 40
+                                                          ? 40 : end - start),
+                     start);
+    }
+  else
+    parse_error (r, "page number too large (at most %" PRIu64 ")",
+                 TRACE_PAGE_MAX);
+  return -1;
+}
+
+/* "A,B-C,..." appended to block B, whose earlier pages must all lie
+   below these.  */
+static int
+parse_pages (struct reader *r, const char *arg, struct trace_block *b)
+{
+  const char *p = arg;
+  for (;;)
+    {
+      uint64_t first, last;
+      if (parse_page (r, &p, &first) != 0)
+        return -1;
+      last = first;
+      if (*p == '-')
+        {
+          p++;
+          if (parse_page (r, &p, &last) != 0)
+            return -1;
+          if (last < first)
+            {
+              parse_error (r, "page range %" PRIu64 "-%" PRIu64
+                           " is reversed", first, last);
+              return -1;
+            }
+        }
+      if (b->n_ranges > 0 && first <= b->ranges[b->n_ranges - 1].last)
+        {
+          parse_error (r, "pages not ascending (%" PRIu64 " after %" PRIu64
+                       ")", first, b->ranges[b->n_ranges - 1].last);
+          return -1;
+        }
+      if (trace_block_add_range (b, first, last) != 0)
+        {
+          error (0, errno, "error: %s", r->path);
+          return -1;
+        }
+      if (*p == '\0')
+        return 0;
+      if (*p != ',')
+        {
+          parse_error (r, "unexpected '%c' in page list (expected ',' or "
+                       "'-')", *p);
+          return -1;
+        }
+      p++;
+    }
+}
+
+/* State of the block being read.  */
+struct block_state
+{
+  struct trace_block *block;    /* null outside a block */
+  int have_identity;
+  int have_pagesize;
+};
+
+static int
+statement_in_block (struct reader *r, struct trace *t, struct block_state *s,
+                    const char *kw, const char *arg)
+{
+  struct trace_block *b = s->block;
+  if (strcmp (kw, "build-id") == 0 || strcmp (kw, "size") == 0)
+    {
+      if (s->have_identity)
+        {
+          parse_error (r, "second identity line ('build-id' or 'size') in "
+                       "one block");
+          return -1;
+        }
+      s->have_identity = 1;
+      if (arg == NULL)
+        {
+          parse_error (r, "'%s' needs a value", kw);
+          return -1;
+        }
+      return kw[0] == 'b' ? parse_build_id (r, arg, &b->id)
+                          : parse_size_hash (r, arg, &b->id);
+    }
+  if (strcmp (kw, "pagesize") == 0)
+    {
+      uint64_t size;
+      const char *p = arg;
+      if (s->have_pagesize)
+        {
+          parse_error (r, "second 'pagesize' line in one block");
+          return -1;
+        }
+      s->have_pagesize = 1;
+      if (p == NULL || parse_u64 (&p, &size) != 0 || *p != '\0')
+        {
+          parse_error (r, "expected 'pagesize 4096'");
+          return -1;
+        }
+      if (size != PBITMAP_PAGE_SIZE)
+        {
+          parse_error (r, "unsupported page size %" PRIu64 " (expected %u)",
+                       size, PBITMAP_PAGE_SIZE);
+          return -1;
+        }
+      return 0;
+    }
+  if (strcmp (kw, "pages") == 0)
+    {
+      if (!s->have_identity || !s->have_pagesize)
+        {
+          parse_error (r, "'pages' before the block's %s line",
+                       !s->have_identity ? "'build-id' or 'size'"
+                                         : "'pagesize'");
+          return -1;
+        }
+      if (arg == NULL)
+        {
+          parse_error (r, "'pages' needs a list");
+          return -1;
+        }
+      return parse_pages (r, arg, b);
+    }
+  if (strcmp (kw, "end") == 0)
+    {
+      if (arg != NULL)
+        {
+          parse_error (r, "unexpected text after 'end'");
+          return -1;
+        }
+      if (!s->have_identity || !s->have_pagesize)
+        {
+          parse_error (r, "block of '%s' has no %s line", b->path,
+                       !s->have_identity ? "'build-id' or 'size'"
+                                         : "'pagesize'");
+          return -1;
+        }
+      memset (s, 0, sizeof *s);
+      return 0;
+    }
+  if (strcmp (kw, "file") == 0)
+    {
+      parse_error (r, "'file' inside the block of '%s' (missing 'end'?)",
+                   b->path);
+      return -1;
+    }
+  (void) t;
+  parse_error (r, "unknown keyword '%.40s'", kw);
+  return -1;
+}
+
+static int
+statement (struct reader *r, struct trace *t, struct block_state *s,
+           char *line)
+{
+  char *space = strchr (line, ' ');
+  const char *arg = NULL;
+  if (space != NULL)
+    {
+      *space = '\0';
+      arg = space + 1;
+    }
+  const char *kw = line;
+
+  if (strcmp (kw, "pbitmap-trace") == 0)
+    {
+      parse_error (r, "'pbitmap-trace' repeated");
+      return -1;
+    }
+  if (strcmp (kw, "command") == 0)
+    {
+      free (t->command);
+      t->command = strdup (arg ? arg : "");
+      return 0;
+    }
+  if (s->block != NULL)
+    return statement_in_block (r, t, s, kw, arg);
+
+  if (strcmp (kw, "file") == 0)
+    {
+      char *path = parse_path (r, arg ? arg : "");
+      if (path == NULL)
+        return -1;
+      s->block = trace_add_block (t, path);
+      free (path);
+      if (s->block == NULL)
+        {
+          error (0, errno, "error: %s", r->path);
+          return -1;
+        }
+      s->block->line = r->line;
+      return 0;
+    }
+  if (strcmp (kw, "build-id") == 0 || strcmp (kw, "size") == 0
+      || strcmp (kw, "pagesize") == 0 || strcmp (kw, "pages") == 0
+      || strcmp (kw, "end") == 0)
+    {
+      parse_error (r, "'%s' outside a file block", kw);
+      return -1;
+    }
+  parse_error (r, "unknown keyword '%.40s'", kw);
+  return -1;
+}
+
+static int
+version_line (struct reader *r, const char *line)
+{
+  const char *p = line + strlen ("pbitmap-trace ");
+  uint64_t version;
+  if (strncmp (line, "pbitmap-trace ", strlen ("pbitmap-trace ")) != 0
+      || parse_u64 (&p, &version) == -1 || *p != '\0')
+    {
+      parse_error (r, "expected 'pbitmap-trace 1' (not a pbitmap trace?)");
+      return -1;
+    }
+  if (version != 1)
+    {
+      parse_error (r, "unsupported trace version %.20s",
+                   line + strlen ("pbitmap-trace "));
+      return -1;
+    }
+  return 0;
+}
+
+static int
+read_statements (struct reader *r, struct trace *t)
+{
+  struct block_state s = { 0 };
+  int seen_version = 0;
+  enum read_result res;
+  while ((res = next_line (r)) == LINE_OK)
+    {
+      if (r->buf[0] == '\0' || r->buf[0] == '#')
+        continue;
+      if (!seen_version)
+        {
+          if (version_line (r, r->buf) != 0)
+            return -1;
+          seen_version = 1;
+          continue;
+        }
+      if (statement (r, t, &s, r->buf) != 0)
+        return -1;
+    }
+  if (res == LINE_ERROR)
+    return -1;
+  if (!seen_version)
+    {
+      error (0, 0, "error: %s: empty trace (expected 'pbitmap-trace 1')",
+             r->path);
+      return -1;
+    }
+  if (s.block != NULL)
+    {
+      r->line = s.block->line;
+      parse_error (r, "missing 'end' (the block of '%s' is not closed)",
+                   s.block->path);
+      return -1;
+    }
+  return 0;
+}
+
+int
+trace_read (const char *path, struct trace *t)
+{
+  struct reader r = { .path = path };
+  memset (t, 0, sizeof *t);
+  r.f = fopen (path, "re");
+  if (r.f == NULL)
+    {
+      error (0, errno, "error: %s", path);
+      return -1;
+    }
+  r.buf = malloc (TRACE_LINE_MAX + 1);
+  int rc = -1;
+  if (r.buf == NULL)
+    error (0, errno, "error: %s", path);
+  else
+    rc = read_statements (&r, t);
+  free (r.buf);
+  fclose (r.f);
+  if (rc != 0)
+    trace_free (t);
+  return rc;
+}
+
+void
+trace_free (struct trace *t)
+{
+  for (size_t i = 0; i < t->n_blocks; i++)
+    {
+      free (t->blocks[i].path);
+      free (t->blocks[i].ranges);
+    }
+  free (t->blocks);
+  free (t->command);
+  memset (t, 0, sizeof *t);
+}
+
+static void
+write_escaped (FILE *f, const char *s)
+{
+  for (; *s != '\0'; s++)
+    if (*s == '\\')
+      fputs ("\\\\", f);
+    else if (*s == '\n')
+      fputs ("\\n", f);
+    else
+      fputc (*s, f);
+}
+
+static void
+write_block (FILE *f, const struct trace_block *b)
+{
+  char id[IDENTITY_TEXT_MAX];
+  identity_format (&b->id, id, sizeof id);
+  fputs ("file ", f);
+  write_escaped (f, b->path);
+  fprintf (f, "\n%s\npagesize %u\n", id, PBITMAP_PAGE_SIZE);
+
+  size_t width = 0;
+  for (size_t i = 0; i < b->n_ranges; i++)
+    {
+      char item[48];
+      const struct page_range *pr = &b->ranges[i];
+      int n = pr->first == pr->last
+        ? snprintf (item, sizeof item, "%" PRIu64, pr->first)
+        : snprintf (item, sizeof item, "%" PRIu64 "-%" PRIu64, pr->first,
+                    pr->last);
+      if (width == 0 || width + 1 + (size_t) n > TRACE_WRAP)
+        {
+          fputs (width == 0 ? "pages " : "\npages ", f);
+          width = strlen ("pages ");
+        }
+      else
+        {
+          fputc (',', f);
+          width++;
+        }
+      fputs (item, f);
+      width += (size_t) n;
+    }
+  if (width != 0)
+    fputc ('\n', f);
+  fputs ("end\n", f);
+}
+
+int
+trace_write (const char *path, const struct trace *t)
+{
+  FILE *f = fopen (path, "we");
+  if (f == NULL)
+    {
+      error (0, errno, "error: %s", path);
+      return -1;
+    }
+  fputs ("pbitmap-trace 1\n", f);
+  if (t->command != NULL)
+    {
+      fputs ("command ", f);
+      write_escaped (f, t->command);
+      fputc ('\n', f);
+    }
+  for (size_t i = 0; i < t->n_blocks; i++)
+    write_block (f, &t->blocks[i]);
+  int failed = ferror (f);
+  if (fclose (f) != 0 || failed)
+    {
+      error (0, errno, "error: %s", path);
+      return -1;
+    }
+  return 0;
+}

@@ -1,1 +1,206 @@
-/* placeholder */
+/* update.c: write a modified image back, atomically.
+ *
+ * The binary may be running, may be read by a runtime starting up at
+ * this very moment, and may be on a system that crashes mid-write.  So
+ * the file is never written in place (that would also fail with ETXTBSY
+ * on a running executable): the new contents go to a temporary file in
+ * the same directory, which is given the original's owner, group, mode
+ * and extended attributes, synced, and renamed over the original; then
+ * the directory is synced.  A reader sees the old file or the new one,
+ * never a mix; a crash leaves one of them (and at worst a stray
+ * ".NAME.XXXXXX").  Any failure before the rename removes the temporary
+ * file and leaves the original untouched.
+ *
+ * Order matters for the metadata: chown clears the set-user-ID and
+ * set-group-ID bits and the security.capability attribute, so chown
+ * comes first, then chmod, then the attributes, security.capability
+ * last.  An unprivileged user cannot give a file away; EPERM from chown
+ * is then ignored (the file keeps the user's own ids), but an attribute
+ * that cannot be copied is an error: silently dropping a capability or
+ * an ACL would change what the program may do.
+ *
+ * The exclusive flock taken by image_open serializes elfpatch runs on one
+ * file.  The target is the file a symbolic link points to, so that the
+ * link stays a link.  Hard links to the old file keep the old contents.
+ */
+
+#include <errno.h>
+#include <error.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "elfpatch.h"
+
+#define CAPABILITY_XATTR "security.capability"
+
+static int
+write_all (int fd, const unsigned char *buf, size_t size)
+{
+  while (size > 0)
+    {
+      ssize_t n = write (fd, buf, size);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        return -1;
+      buf += n;
+      size -= (size_t) n;
+    }
+  return 0;
+}
+
+/* Copies attribute NAME from FROM to TO.  */
+static int
+copy_xattr (int from, int to, const char *name, const char *path)
+{
+  ssize_t len = fgetxattr (from, name, NULL, 0);
+  char *value = len >= 0 ? malloc ((size_t) len + 1) : NULL;
+  if (value != NULL)
+    len = fgetxattr (from, name, value, (size_t) len);
+  if (value == NULL || len < 0
+      || fsetxattr (to, name, value, (size_t) len, 0) != 0)
+    {
+      error (0, errno, "error: %s: cannot copy extended attribute %s", path,
+             name);
+      free (value);
+      return -1;
+    }
+  free (value);
+  return 0;
+}
+
+/* Copies every extended attribute, security.capability last.  */
+static int
+copy_xattrs (int from, int to, const char *path)
+{
+  ssize_t size = flistxattr (from, NULL, 0);
+  if (size < 0 && (errno == ENOTSUP || errno == ENOSYS))
+    return 0;
+  char *names = size > 0 ? malloc ((size_t) size) : NULL;
+  if (size > 0 && names != NULL)
+    size = flistxattr (from, names, (size_t) size);
+  if (size < 0 || (size > 0 && names == NULL))
+    {
+      error (0, errno, "error: %s: cannot list extended attributes", path);
+      free (names);
+      return -1;
+    }
+
+  int rc = 0, has_capability = 0;
+  for (ssize_t at = 0; at < size && rc == 0;
+       at += (ssize_t) strlen (names + at) + 1)
+    {
+      if (strcmp (names + at, CAPABILITY_XATTR) == 0)
+        has_capability = 1;
+      else
+        rc = copy_xattr (from, to, names + at, path);
+    }
+  if (rc == 0 && has_capability)
+    rc = copy_xattr (from, to, CAPABILITY_XATTR, path);
+  free (names);
+  return rc;
+}
+
+/* Owner, group, mode and attributes of IMG onto FD.  */
+static int
+copy_metadata (struct image *img, int fd, const char *tmp)
+{
+  if (fchown (fd, img->st.st_uid, img->st.st_gid) != 0)
+    {
+      if (errno != EPERM || geteuid () == 0)
+        {
+          error (0, errno, "error: %s", tmp);
+          return -1;
+        }
+      elfpatch_note ("%s: cannot keep owner and group (not root)", img->path);
+    }
+  if (fchmod (fd, img->st.st_mode & 07777) != 0)
+    {
+      error (0, errno, "error: %s", tmp);
+      return -1;
+    }
+  return copy_xattrs (img->fd, fd, img->path);
+}
+
+static void
+sync_directory (const char *dir, const char *path)
+{
+  int fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0 || fsync (fd) != 0)
+    elfpatch_warn ("%s: replaced, but syncing directory %s failed: %s", path,
+                   dir, strerror (errno));
+  if (fd >= 0)
+    close (fd);
+}
+
+int
+update_write_back (struct image *img)
+{
+  char *target = realpath (img->path, NULL);
+  if (target == NULL)
+    {
+      error (0, errno, "error: %s", img->path);
+      return -1;
+    }
+  char *dir_copy = strdup (target), *base_copy = strdup (target);
+  char *tmp = NULL;
+  int fd = -1, rc = -1;
+  if (dir_copy == NULL || base_copy == NULL)
+    goto fail;
+  const char *dir = dirname (dir_copy), *base = basename (base_copy);
+  if (asprintf (&tmp, "%s/.%s.XXXXXX", dir, base) < 0)
+    {
+      tmp = NULL;
+      goto fail;
+    }
+
+  fd = mkostemp (tmp, O_CLOEXEC);
+  if (fd < 0)
+    {
+      error (0, errno, "error: %s: cannot create a temporary file in %s",
+             img->path, dir);
+      goto out;
+    }
+  if (write_all (fd, img->buf, img->size) != 0)
+    {
+      error (0, errno, "error: %s", tmp);
+      goto remove;
+    }
+  if (copy_metadata (img, fd, tmp) != 0)
+    goto remove;
+  if (fsync (fd) != 0 || close (fd) != 0)
+    {
+      fd = -1;
+      error (0, errno, "error: %s", tmp);
+      goto remove;
+    }
+  fd = -1;
+  if (rename (tmp, target) != 0)
+    {
+      error (0, errno, "error: %s: cannot replace it", img->path);
+      goto remove;
+    }
+  sync_directory (dir, img->path);
+  rc = 0;
+  goto out;
+
+fail:
+  error (0, errno, "error: %s", img->path);
+  goto out;
+remove:
+  unlink (tmp);
+out:
+  if (fd >= 0)
+    close (fd);
+  free (tmp);
+  free (dir_copy);
+  free (base_copy);
+  free (target);
+  return rc;
+}
