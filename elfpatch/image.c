@@ -238,10 +238,12 @@ header_check (const struct pbitmap_header *h, uint64_t size, char *why,
               size_t whysize)
 {
   if (h->n_namesz != PBITMAP_NOTE_NAMESZ
-      || memcmp (h->n_name, PBITMAP_NOTE_NAME, PBITMAP_NOTE_NAMESZ) != 0
-      || h->n_type != PBITMAP_NT_BITMAP)
-    snprintf (why, whysize, "bad note header (not a \"pbitmap\" note of "
-              "type %u)", PBITMAP_NT_BITMAP);
+      || memcmp (h->n_name, PBITMAP_NOTE_NAME, PBITMAP_NOTE_NAMESZ) != 0)
+    snprintf (why, whysize, "bad note header: owner is not \"%s\"",
+              PBITMAP_NOTE_NAME);
+  else if (h->n_type != PBITMAP_NT_BITMAP)
+    snprintf (why, whysize, "bad note header: type %" PRIu32 " (expected %u)",
+              h->n_type, PBITMAP_NT_BITMAP);
   else if ((uint64_t) h->n_descsz + 20 != size)
     snprintf (why, whysize, "note size %" PRIu64 " does not match the "
               "region size %" PRIu64, (uint64_t) h->n_descsz + 20, size);
