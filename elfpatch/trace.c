@@ -45,6 +45,7 @@ struct reader
   FILE *f;
   unsigned line;
   char *buf;
+  size_t len;                   /* of the line in BUF, NULs included */
 };
 
 enum read_result { LINE_OK, LINE_EOF, LINE_ERROR };
@@ -89,11 +90,7 @@ next_line (struct reader *r)
     return LINE_EOF;
   r->line++;
   r->buf[len] = '\0';
-  if (memchr (r->buf, '\0', len) != NULL)
-    {
-      parse_error (r, "line contains a NUL byte");
-      return LINE_ERROR;
-    }
+  r->len = len;
   return LINE_OK;
 }
 
@@ -481,15 +478,15 @@ version_line (struct reader *r, const char *line)
   const char *p = line + strlen ("pbitmap-trace ");
   uint64_t version;
   if (strncmp (line, "pbitmap-trace ", strlen ("pbitmap-trace ")) != 0
-      || parse_u64 (&p, &version) == -1 || *p != '\0')
+      || parse_u64 (&p, &version) != 0 || *p != '\0'
+      || strlen (line) != r->len)
     {
       parse_error (r, "expected 'pbitmap-trace 1' (not a pbitmap trace?)");
       return -1;
     }
   if (version != 1)
     {
-      parse_error (r, "unsupported trace version %.20s",
-                   line + strlen ("pbitmap-trace "));
+      parse_error (r, "unsupported trace version %" PRIu64, version);
       return -1;
     }
   return 0;
@@ -503,7 +500,7 @@ read_statements (struct reader *r, struct trace *t)
   enum read_result res;
   while ((res = next_line (r)) == LINE_OK)
     {
-      if (r->buf[0] == '\0' || r->buf[0] == '#')
+      if (r->len == 0 || r->buf[0] == '#')
         continue;
       if (!seen_version)
         {
@@ -511,6 +508,11 @@ read_statements (struct reader *r, struct trace *t)
             return -1;
           seen_version = 1;
           continue;
+        }
+      if (strlen (r->buf) != r->len)
+        {
+          parse_error (r, "line contains a NUL byte");
+          return -1;
         }
       if (statement (r, t, &s, r->buf) != 0)
         return -1;
