@@ -446,7 +446,8 @@ open_locked (const char *path, int for_update, struct stat *st)
 {
   for (int attempt = 0; attempt < 100; attempt++)
     {
-      int fd = open (path, O_RDONLY | O_CLOEXEC);
+      /* O_NONBLOCK: a FIFO must be refused, not waited on.  */
+      int fd = open (path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
       if (fd < 0)
         {
           error (0, errno, "error: %s", path);

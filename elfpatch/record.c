@@ -99,27 +99,46 @@ is_deleted (const char *path)
          && strcmp (path + len - (sizeof deleted - 1), deleted) == 0;
 }
 
-/* Opens the file of a mapping and checks it is the mapped inode.  */
+/* Why a mapped file is not recorded.  */
+enum skip { RECORDED, SKIP_QUIETLY, SKIP_REPLACED };
+
+/* Opens the file of a mapping and checks it is the mapped inode, a
+   regular file (not a device such as /dev/zero).  */
 static int
 open_mapped (pid_t pid, uint64_t start, uint64_t end, const char *path,
-             uint64_t ino)
+             uint64_t ino, enum skip *why)
 {
   struct stat st;
-  int fd = open (path, O_RDONLY | O_CLOEXEC);
-  if (fd >= 0 && fstat (fd, &st) == 0 && (uint64_t) st.st_ino == ino)
-    return fd;
-  if (fd >= 0)
-    close (fd);
-
-  /* Stacked file systems (overlayfs) may show the inode of the layer
-     below in maps; the map_files link (root only) opens the mapped file
-     itself.  A deleted file stays skipped.  */
+  *why = SKIP_QUIETLY;
   if (is_deleted (path))
     return -1;
-  char link[96];
-  snprintf (link, sizeof link, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
-            (int) pid, start, end);
-  return open (link, O_RDONLY | O_CLOEXEC);
+  int fd = open (path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0 || fstat (fd, &st) != 0 || (uint64_t) st.st_ino != ino)
+    {
+      /* Stacked file systems (overlayfs) may show the inode of the layer
+         below in maps; the map_files link (root only) opens the mapped
+         file itself.  */
+      char link[96];
+      snprintf (link, sizeof link, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
+                (int) pid, start, end);
+      if (fd >= 0)
+        close (fd);
+      fd = open (link, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+      if (fd < 0 || fstat (fd, &st) != 0)
+        {
+          if (fd >= 0)
+            close (fd);
+          *why = SKIP_REPLACED;
+          return -1;
+        }
+    }
+  if (!S_ISREG (st.st_mode))
+    {
+      close (fd);
+      return -1;
+    }
+  *why = RECORDED;
+  return fd;
 }
 
 static struct mapped_file *
@@ -144,10 +163,11 @@ find_file (struct recording *rec, pid_t pid, unsigned maj, unsigned min,
   f->dev_major = maj;
   f->dev_minor = min;
   f->ino = ino;
-  f->fd = open_mapped (pid, start, end, path, ino);
-  if (f->fd < 0 && is_deleted (path))
+  enum skip why;
+  f->fd = open_mapped (pid, start, end, path, ino, &why);
+  if (why == SKIP_QUIETLY)
     elfpatch_note ("%s: not recorded", path);
-  else if (f->fd < 0)
+  else if (why == SKIP_REPLACED)
     elfpatch_warn ("%s: replaced since it was mapped; not recorded", path);
   rec->n_files++;
   return f;
@@ -459,7 +479,9 @@ record_command (char **argv, const char *output)
       {
         if (file_block (&rec.files[i], &t) != 0)
           goto out;
-        pages += rec.files[i].n_pages;
+        const struct trace_block *b = &t.blocks[t.n_blocks - 1];
+        for (size_t r = 0; r < b->n_ranges; r++)
+          pages += b->ranges[r].last - b->ranges[r].first + 1;
       }
   if (trace_write (output, &t) != 0)
     goto out;
