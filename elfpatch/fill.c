@@ -43,7 +43,8 @@ range_cmp (const void *a, const void *b)
 static uint64_t
 dropped_count (dropped_pages *d)
 {
-  qsort (d->ranges, d->n_ranges, sizeof *d->ranges, range_cmp);
+  if (d->n_ranges > 1)
+    qsort (d->ranges, d->n_ranges, sizeof *d->ranges, range_cmp);
   uint64_t count = 0, next = 0;       /* pages below NEXT are counted */
   for (size_t i = 0; i < d->n_ranges; i++)
     {

@@ -283,7 +283,8 @@ file_block (struct mapped_file *f, struct trace *t)
   if (elf != NULL)
     elf_end (elf);
 
-  qsort (f->pages, f->n_pages, sizeof *f->pages, u64_cmp);
+  if (f->n_pages > 1)
+    qsort (f->pages, f->n_pages, sizeof *f->pages, u64_cmp);
   for (size_t i = 0; i < f->n_pages && rc == 0; i++)
     {
       uint64_t page = f->pages[i];
