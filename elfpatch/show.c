@@ -111,10 +111,13 @@ static void
 show_sections (struct image *img, const unsigned char *bits)
 {
   struct section_row *rows;
+  size_t shnum = 0;
   size_t n = collect_sections (img, &rows);
   if (n == 0)
     {
-      printf ("  sections:  none (no allocated sections with contents)\n");
+      elf_getshdrnum (img->elf, &shnum);
+      printf ("  sections:  none (%s)\n", shnum == 0 ? "no section headers"
+              : "no allocated sections with contents");
       free (rows);
       return;
     }
