@@ -154,7 +154,8 @@ update_write_back (struct image *img)
   if (dir_copy == NULL || base_copy == NULL)
     goto fail;
   const char *dir = dirname (dir_copy), *base = basename (base_copy);
-  if (asprintf (&tmp, "%s/.%s.XXXXXX", dir, base) < 0)
+  /* ".NAME.XXXXXX" must stay a valid name for a NAME near NAME_MAX.  */
+  if (asprintf (&tmp, "%s/.%.200s.XXXXXX", dir, base) < 0)
     {
       tmp = NULL;
       goto fail;
