@@ -29,6 +29,11 @@ void elfpatch_warn (const char *fmt, ...)
 void elfpatch_note (const char *fmt, ...)
   __attribute__ ((format (printf, 1, 2)));
 
+/* Reads LEN bytes at OFFSET from BUF or, when BUF is null, from FD.
+   Returns 0, or -1 with errno set.  */
+int read_at (const unsigned char *buf, int fd, uint64_t offset, void *out,
+             size_t len);
+
 /* Reading and writing fields in the byte order of the file: MSB is
    nonzero for ELFDATA2MSB.  */
 uint16_t get_u16 (const unsigned char *p, int msb);

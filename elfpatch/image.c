@@ -1,5 +1,4 @@
-/* image.c: open an ELF file, find and check its pbitmap region, and say
- * which build it is.
+/* image.c: open an ELF file and find and check its pbitmap region.
  *
  * The whole file is read into memory and handed to libelf with
  * elf_memory, which only reads it; the region's bytes are then patched in
@@ -13,18 +12,14 @@
  * Every multi-byte field is in the file's byte order (EI_DATA) and is
  * converted explicitly; libelf converts only the ELF structures.
  *
- * A file's identity is its NT_GNU_BUILD_ID note, found through PT_NOTE
- * program headers and, failing that, SHT_NOTE sections.  A file without
- * one is identified by its size and FNV-1a 64 hash, in which the bytes a
- * fill may change (region offsets 40 to the region's end) count as zero:
- * filling a file must not change the identity its traces are bound to.
+ * An image is opened for an update with an exclusive flock (see
+ * update.c), and carries the file's identity (identity.c).
  */
 
 #include <errno.h>
 #include <error.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,96 +27,6 @@
 #include <unistd.h>
 
 #include "elfpatch.h"
-
-/* The N-byte unsigned number at P, most significant byte first when MSB.  */
-static uint64_t
-get_bytes (const unsigned char *p, int n, int msb)
-{
-  uint64_t v = 0;
-  for (int i = 0; i < n; i++)
-    v = v << 8 | p[msb ? i : n - 1 - i];
-  return v;
-}
-
-static void
-put_bytes (unsigned char *p, int n, uint64_t v, int msb)
-{
-  for (int i = 0; i < n; i++)
-    p[msb ? n - 1 - i : i] = (unsigned char) (v >> (8 * i));
-}
-
-uint16_t
-get_u16 (const unsigned char *p, int msb)
-{
-  return (uint16_t) get_bytes (p, 2, msb);
-}
-
-uint32_t
-get_u32 (const unsigned char *p, int msb)
-{
-  return (uint32_t) get_bytes (p, 4, msb);
-}
-
-uint64_t
-get_u64 (const unsigned char *p, int msb)
-{
-  return get_bytes (p, 8, msb);
-}
-
-void
-put_u32 (unsigned char *p, uint32_t v, int msb)
-{
-  put_bytes (p, 4, v, msb);
-}
-
-void
-put_u64 (unsigned char *p, uint64_t v, int msb)
-{
-  put_bytes (p, 8, v, msb);
-}
-
-int
-array_reserve (void **array, size_t *alloc, size_t n, size_t elsize)
-{
-  if (n < *alloc)
-    return 0;
-  size_t more = *alloc ? 2 * *alloc : 16;
-  if (more > SIZE_MAX / elsize)
-    {
-      errno = ENOMEM;
-      return -1;
-    }
-  void *p = realloc (*array, more * elsize);
-  if (p == NULL)
-    return -1;
-  *array = p;
-  *alloc = more;
-  return 0;
-}
-
-/* Reads LEN bytes at OFFSET from BUF or, when BUF is null, from FD.  */
-static int
-read_at (const unsigned char *buf, int fd, uint64_t offset, void *out,
-         size_t len)
-{
-  if (buf != NULL)
-    {
-      memcpy (out, buf + offset, len);
-      return 0;
-    }
-  size_t done = 0;
-  while (done < len)
-    {
-      ssize_t n = pread (fd, (char *) out + done, len - done,
-                         (off_t) (offset + done));
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
-        return -1;
-      done += (size_t) n;
-    }
-  return 0;
-}
 
 /* Finds the one PT_PRESENT_BITMAP program header and the PT_LOAD that
    holds it.  */
@@ -288,7 +193,7 @@ region_find (Elf *elf, const unsigned char *buf, int fd, uint64_t file_size,
   if (read_at (buf, fd, ph.p_offset, hdr, sizeof hdr) != 0)
     {
       snprintf (why, whysize, "cannot read the region: %s",
-                strerror (errno ? errno : EIO));
+                strerror (errno));
       return -1;
     }
   r->offset = ph.p_offset;
@@ -296,146 +201,6 @@ region_find (Elf *elf, const unsigned char *buf, int fd, uint64_t file_size,
   r->size = ph.p_filesz;
   header_decode (hdr, msb, &r->hdr);
   return header_check (&r->hdr, ph.p_filesz, why, whysize);
-}
-
-/* Looks for NT_GNU_BUILD_ID among the notes in DATA.  */
-static int
-build_id_in_notes (Elf_Data *data, struct identity *id)
-{
-  size_t offset = 0, name_off, desc_off;
-  GElf_Nhdr nhdr;
-  while (offset < data->d_size
-         && (offset = gelf_getnote (data, offset, &nhdr, &name_off,
-                                    &desc_off)) > 0)
-    {
-      const char *name = (const char *) data->d_buf + name_off;
-      if (nhdr.n_type == NT_GNU_BUILD_ID && nhdr.n_namesz == 4
-          && memcmp (name, "GNU", 4) == 0 && nhdr.n_descsz > 0
-          && nhdr.n_descsz <= IDENTITY_BUILD_ID_MAX)
-        {
-          memcpy (id->build_id, (const char *) data->d_buf + desc_off,
-                  nhdr.n_descsz);
-          id->build_id_len = nhdr.n_descsz;
-          return 1;
-        }
-    }
-  return 0;
-}
-
-static int
-find_build_id (Elf *elf, uint64_t file_size, struct identity *id)
-{
-  size_t phnum;
-  if (elf_getphdrnum (elf, &phnum) == 0)
-    for (size_t i = 0; i < phnum; i++)
-      {
-        GElf_Phdr ph;
-        if (gelf_getphdr (elf, (int) i, &ph) == NULL || ph.p_type != PT_NOTE
-            || ph.p_filesz > file_size || ph.p_offset > file_size - ph.p_filesz)
-          continue;
-        Elf_Data *data = elf_getdata_rawchunk (elf, (int64_t) ph.p_offset,
-                                               ph.p_filesz,
-                                               ph.p_align == 8
-                                               ? ELF_T_NHDR8 : ELF_T_NHDR);
-        if (data != NULL && build_id_in_notes (data, id))
-          return 1;
-      }
-
-  Elf_Scn *scn = NULL;
-  while ((scn = elf_nextscn (elf, scn)) != NULL)
-    {
-      GElf_Shdr sh;
-      if (gelf_getshdr (scn, &sh) == NULL || sh.sh_type != SHT_NOTE)
-        continue;
-      Elf_Data *data = elf_getdata (scn, NULL);
-      if (data != NULL && build_id_in_notes (data, id))
-        return 1;
-    }
-  return 0;
-}
-
-/* FNV-1a 64 over SIZE bytes of CONTENTS or FD, with [ZERO_FROM, ZERO_TO)
-   counted as zero bytes.  */
-static int
-hash_file (const unsigned char *contents, int fd, uint64_t size,
-           uint64_t zero_from, uint64_t zero_to, uint64_t *out)
-{
-  static unsigned char chunk[1 << 16];
-  uint64_t h = 0xcbf29ce484222325u;
-  for (uint64_t pos = 0; pos < size;)
-    {
-      size_t len = size - pos < sizeof chunk ? (size_t) (size - pos)
-                                             : sizeof chunk;
-      const unsigned char *p;
-      if (contents != NULL)
-        p = contents + pos;
-      else
-        {
-          errno = 0;
-          if (read_at (NULL, fd, pos, chunk, len) != 0)
-            return -1;
-          p = chunk;
-        }
-      for (size_t i = 0; i < len; i++)
-        {
-          uint64_t at = pos + i;
-          unsigned char b = at >= zero_from && at < zero_to ? 0 : p[i];
-          h = (h ^ b) * 0x100000001b3u;
-        }
-      pos += len;
-    }
-  *out = h;
-  return 0;
-}
-
-int
-identity_compute (const char *path, Elf *elf, const unsigned char *contents,
-                  int fd, uint64_t size, struct identity *id)
-{
-  memset (id, 0, sizeof *id);
-  if (elf != NULL && find_build_id (elf, size, id))
-    return 0;
-
-  uint64_t zero_from = 0, zero_to = 0;
-  struct region r;
-  char why[256];
-  if (elf != NULL && region_find (elf, contents, fd, size, &r, why,
-                                  sizeof why) == 0)
-    {
-      zero_from = r.offset + PBITMAP_OFF_PAGES_SET;
-      zero_to = r.offset + r.size;
-    }
-  id->size = size;
-  if (hash_file (contents, fd, size, zero_from, zero_to, &id->fnv1a64) != 0)
-    {
-      error (0, errno ? errno : EIO, "error: %s", path);
-      return -1;
-    }
-  return 0;
-}
-
-int
-identity_equal (const struct identity *a, const struct identity *b)
-{
-  if (a->build_id_len != b->build_id_len)
-    return 0;
-  if (a->build_id_len != 0)
-    return memcmp (a->build_id, b->build_id, a->build_id_len) == 0;
-  return a->size == b->size && a->fnv1a64 == b->fnv1a64;
-}
-
-void
-identity_format (const struct identity *id, char *buf, size_t bufsize)
-{
-  if (id->build_id_len == 0)
-    {
-      snprintf (buf, bufsize, "size %" PRIu64 " fnv1a64 %016" PRIx64,
-                id->size, id->fnv1a64);
-      return;
-    }
-  size_t n = (size_t) snprintf (buf, bufsize, "build-id ");
-  for (size_t i = 0; i < id->build_id_len && n + 3 <= bufsize; i++)
-    n += (size_t) snprintf (buf + n, bufsize - n, "%02x", id->build_id[i]);
 }
 
 /* Opens PATH; for an update also takes the exclusive lock, on the inode
@@ -587,55 +352,4 @@ image_store_header (struct image *img)
   put_u64 (hdr + PBITMAP_OFF_PAGES_SET, img->region.hdr.pages_set, img->msb);
   put_u64 (hdr + PBITMAP_OFF_RUNS, img->region.hdr.runs, img->msb);
   put_u32 (hdr + PBITMAP_OFF_FLAGS, img->region.hdr.flags, img->msb);
-}
-
-uint64_t
-bits_count (const unsigned char *bits, uint64_t from, uint64_t to)
-{
-  uint64_t n = 0;
-  for (uint64_t page = from; page < to; page++)
-    n += (uint64_t) pbitmap_test (bits, page);
-  return n;
-}
-
-uint64_t
-bits_runs (const unsigned char *bits, uint64_t capacity)
-{
-  uint64_t runs = 0;
-  for (uint64_t page = 0; page < capacity; page++)
-    if (pbitmap_test (bits, page) && (page == 0
-                                      || !pbitmap_test (bits, page - 1)))
-      runs++;
-  return runs;
-}
-
-static void
-vmessage (const char *kind, const char *fmt, va_list ap)
-{
-  fflush (stdout);
-  fprintf (stderr, "%s: %s", program_invocation_name, kind);
-  vfprintf (stderr, fmt, ap);
-  fputc ('\n', stderr);
-}
-
-void
-elfpatch_warn (const char *fmt, ...)
-{
-  if (elfpatch_quiet)
-    return;
-  va_list ap;
-  va_start (ap, fmt);
-  vmessage ("warning: ", fmt, ap);
-  va_end (ap);
-}
-
-void
-elfpatch_note (const char *fmt, ...)
-{
-  if (elfpatch_verbose <= 0)
-    return;
-  va_list ap;
-  va_start (ap, fmt);
-  vmessage ("", fmt, ap);
-  va_end (ap);
 }

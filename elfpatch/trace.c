@@ -331,8 +331,8 @@ struct block_state
 };
 
 static int
-statement_in_block (struct reader *r, struct trace *t, struct block_state *s,
-                    const char *kw, const char *arg)
+statement_in_block (struct reader *r, struct block_state *s, const char *kw,
+                    const char *arg)
 {
   struct trace_block *b = s->block;
   if (strcmp (kw, "build-id") == 0 || strcmp (kw, "size") == 0)
@@ -414,7 +414,6 @@ statement_in_block (struct reader *r, struct trace *t, struct block_state *s,
                    b->path);
       return -1;
     }
-  (void) t;
   parse_error (r, "unknown keyword '%.40s'", kw);
   return -1;
 }
@@ -444,7 +443,7 @@ statement (struct reader *r, struct trace *t, struct block_state *s,
       return 0;
     }
   if (s->block != NULL)
-    return statement_in_block (r, t, s, kw, arg);
+    return statement_in_block (r, s, kw, arg);
 
   if (strcmp (kw, "file") == 0)
     {

@@ -1,0 +1,163 @@
+/* identity.c: say which build of a file a trace belongs to.
+ *
+ * A trace is only valid for the exact file it was recorded on, so every
+ * block of a trace carries the identity of its file and a fill uses only
+ * the blocks whose identity equals the binary's.  The identity is the
+ * file's NT_GNU_BUILD_ID note, found through PT_NOTE program headers
+ * (which survive stripping) and, failing that, SHT_NOTE sections.  A file
+ * without one is identified by its size and FNV-1a 64 hash, in which the
+ * bytes a fill may change (region offsets 40 to the region's end, when
+ * the file has a valid region) count as zero: filling a file must not
+ * change the identity its traces are bound to.
+ *
+ * --record computes identities from open files (any file may be mapped,
+ * ELF or not, large or small, so it reads in chunks); --fill from the
+ * binary it has in memory.  Both go through the same code.
+ */
+
+#include <errno.h>
+#include <error.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "elfpatch.h"
+
+/* Looks for NT_GNU_BUILD_ID among the notes in DATA.  */
+static int
+build_id_in_notes (Elf_Data *data, struct identity *id)
+{
+  size_t offset = 0, name_off, desc_off;
+  GElf_Nhdr nhdr;
+  while (offset < data->d_size
+         && (offset = gelf_getnote (data, offset, &nhdr, &name_off,
+                                    &desc_off)) > 0)
+    {
+      const char *name = (const char *) data->d_buf + name_off;
+      if (nhdr.n_type == NT_GNU_BUILD_ID && nhdr.n_namesz == 4
+          && memcmp (name, "GNU", 4) == 0 && nhdr.n_descsz > 0
+          && nhdr.n_descsz <= IDENTITY_BUILD_ID_MAX)
+        {
+          memcpy (id->build_id, (const char *) data->d_buf + desc_off,
+                  nhdr.n_descsz);
+          id->build_id_len = nhdr.n_descsz;
+          return 1;
+        }
+    }
+  return 0;
+}
+
+static int
+find_build_id (Elf *elf, uint64_t file_size, struct identity *id)
+{
+  size_t phnum;
+  if (elf_getphdrnum (elf, &phnum) == 0)
+    for (size_t i = 0; i < phnum; i++)
+      {
+        GElf_Phdr ph;
+        if (gelf_getphdr (elf, (int) i, &ph) == NULL || ph.p_type != PT_NOTE
+            || ph.p_filesz > file_size || ph.p_offset > file_size - ph.p_filesz)
+          continue;
+        Elf_Data *data = elf_getdata_rawchunk (elf, (int64_t) ph.p_offset,
+                                               ph.p_filesz,
+                                               ph.p_align == 8
+                                               ? ELF_T_NHDR8 : ELF_T_NHDR);
+        if (data != NULL && build_id_in_notes (data, id))
+          return 1;
+      }
+
+  Elf_Scn *scn = NULL;
+  while ((scn = elf_nextscn (elf, scn)) != NULL)
+    {
+      GElf_Shdr sh;
+      if (gelf_getshdr (scn, &sh) == NULL || sh.sh_type != SHT_NOTE)
+        continue;
+      Elf_Data *data = elf_getdata (scn, NULL);
+      if (data != NULL && build_id_in_notes (data, id))
+        return 1;
+    }
+  return 0;
+}
+
+/* FNV-1a 64 over SIZE bytes of CONTENTS or FD, with [ZERO_FROM, ZERO_TO)
+   counted as zero bytes.  */
+static int
+hash_file (const unsigned char *contents, int fd, uint64_t size,
+           uint64_t zero_from, uint64_t zero_to, uint64_t *out)
+{
+  static unsigned char chunk[1 << 16];
+  uint64_t h = 0xcbf29ce484222325u;
+  for (uint64_t pos = 0; pos < size;)
+    {
+      size_t len = size - pos < sizeof chunk ? (size_t) (size - pos)
+                                             : sizeof chunk;
+      const unsigned char *p;
+      if (contents != NULL)
+        p = contents + pos;
+      else
+        {
+          if (read_at (NULL, fd, pos, chunk, len) != 0)
+            return -1;
+          p = chunk;
+        }
+      for (size_t i = 0; i < len; i++)
+        {
+          uint64_t at = pos + i;
+          unsigned char b = at >= zero_from && at < zero_to ? 0 : p[i];
+          h = (h ^ b) * 0x100000001b3u;
+        }
+      pos += len;
+    }
+  *out = h;
+  return 0;
+}
+
+int
+identity_compute (const char *path, Elf *elf, const unsigned char *contents,
+                  int fd, uint64_t size, struct identity *id)
+{
+  memset (id, 0, sizeof *id);
+  if (elf != NULL && find_build_id (elf, size, id))
+    return 0;
+
+  uint64_t zero_from = 0, zero_to = 0;
+  struct region r;
+  char why[256];
+  if (elf != NULL && region_find (elf, contents, fd, size, &r, why,
+                                  sizeof why) == 0)
+    {
+      zero_from = r.offset + PBITMAP_OFF_PAGES_SET;
+      zero_to = r.offset + r.size;
+    }
+  id->size = size;
+  if (hash_file (contents, fd, size, zero_from, zero_to, &id->fnv1a64) != 0)
+    {
+      error (0, errno, "error: %s", path);
+      return -1;
+    }
+  return 0;
+}
+
+int
+identity_equal (const struct identity *a, const struct identity *b)
+{
+  if (a->build_id_len != b->build_id_len)
+    return 0;
+  if (a->build_id_len != 0)
+    return memcmp (a->build_id, b->build_id, a->build_id_len) == 0;
+  return a->size == b->size && a->fnv1a64 == b->fnv1a64;
+}
+
+void
+identity_format (const struct identity *id, char *buf, size_t bufsize)
+{
+  if (id->build_id_len == 0)
+    {
+      snprintf (buf, bufsize, "size %" PRIu64 " fnv1a64 %016" PRIx64,
+                id->size, id->fnv1a64);
+      return;
+    }
+  size_t n = (size_t) snprintf (buf, bufsize, "build-id ");
+  for (size_t i = 0; i < id->build_id_len && n + 3 <= bufsize; i++)
+    n += (size_t) snprintf (buf + n, bufsize - n, "%02x", id->build_id[i]);
+}

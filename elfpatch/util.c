@@ -1,0 +1,160 @@
+/* util.c: the small things every part of elfpatch uses.
+ *
+ * Fields of an ELF file are in the file's byte order, which need not be
+ * the host's: get_* and put_* convert explicitly, byte by byte, so the
+ * same code serves both orders and never makes an unaligned access.
+ * Messages follow one pattern, "elfpatch: warning: FILE: ..." for
+ * warnings (silenced by -q) and "elfpatch: FILE: ..." for what -v
+ * reports; errors go through error(3) at the place they happen.
+ */
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "elfpatch.h"
+
+/* The N-byte unsigned number at P, most significant byte first when MSB.  */
+static uint64_t
+get_bytes (const unsigned char *p, int n, int msb)
+{
+  uint64_t v = 0;
+  for (int i = 0; i < n; i++)
+    v = v << 8 | p[msb ? i : n - 1 - i];
+  return v;
+}
+
+static void
+put_bytes (unsigned char *p, int n, uint64_t v, int msb)
+{
+  for (int i = 0; i < n; i++)
+    p[msb ? n - 1 - i : i] = (unsigned char) (v >> (8 * i));
+}
+
+uint16_t
+get_u16 (const unsigned char *p, int msb)
+{
+  return (uint16_t) get_bytes (p, 2, msb);
+}
+
+uint32_t
+get_u32 (const unsigned char *p, int msb)
+{
+  return (uint32_t) get_bytes (p, 4, msb);
+}
+
+uint64_t
+get_u64 (const unsigned char *p, int msb)
+{
+  return get_bytes (p, 8, msb);
+}
+
+void
+put_u32 (unsigned char *p, uint32_t v, int msb)
+{
+  put_bytes (p, 4, v, msb);
+}
+
+void
+put_u64 (unsigned char *p, uint64_t v, int msb)
+{
+  put_bytes (p, 8, v, msb);
+}
+
+int
+array_reserve (void **array, size_t *alloc, size_t n, size_t elsize)
+{
+  if (n < *alloc)
+    return 0;
+  size_t more = *alloc ? 2 * *alloc : 16;
+  if (more > SIZE_MAX / elsize)
+    {
+      errno = ENOMEM;
+      return -1;
+    }
+  void *p = realloc (*array, more * elsize);
+  if (p == NULL)
+    return -1;
+  *array = p;
+  *alloc = more;
+  return 0;
+}
+
+int
+read_at (const unsigned char *buf, int fd, uint64_t offset, void *out,
+         size_t len)
+{
+  if (buf != NULL)
+    {
+      memcpy (out, buf + offset, len);
+      return 0;
+    }
+  size_t done = 0;
+  while (done < len)
+    {
+      ssize_t n = pread (fd, (char *) out + done, len - done,
+                         (off_t) (offset + done));
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n == 0)
+        errno = EIO;            /* the file is shorter than it said */
+      if (n <= 0)
+        return -1;
+      done += (size_t) n;
+    }
+  return 0;
+}
+
+uint64_t
+bits_count (const unsigned char *bits, uint64_t from, uint64_t to)
+{
+  uint64_t n = 0;
+  for (uint64_t page = from; page < to; page++)
+    n += (uint64_t) pbitmap_test (bits, page);
+  return n;
+}
+
+uint64_t
+bits_runs (const unsigned char *bits, uint64_t capacity)
+{
+  uint64_t runs = 0;
+  for (uint64_t page = 0; page < capacity; page++)
+    if (pbitmap_test (bits, page) && (page == 0
+                                      || !pbitmap_test (bits, page - 1)))
+      runs++;
+  return runs;
+}
+
+static void
+vmessage (const char *kind, const char *fmt, va_list ap)
+{
+  fflush (stdout);
+  fprintf (stderr, "%s: %s", program_invocation_name, kind);
+  vfprintf (stderr, fmt, ap);
+  fputc ('\n', stderr);
+}
+
+void
+elfpatch_warn (const char *fmt, ...)
+{
+  if (elfpatch_quiet)
+    return;
+  va_list ap;
+  va_start (ap, fmt);
+  vmessage ("warning: ", fmt, ap);
+  va_end (ap);
+}
+
+void
+elfpatch_note (const char *fmt, ...)
+{
+  if (elfpatch_verbose <= 0)
+    return;
+  va_list ap;
+  va_start (ap, fmt);
+  vmessage ("", fmt, ap);
+  va_end (ap);
+}
