@@ -1,1 +1,267 @@
-/* placeholder */
+/* patch.c: give the linked region its PT_PRESENT_BITMAP program header.
+ *
+ * By the time the cleanup hook runs, the linker has written and closed
+ * the output.  ld.bfd has given .note.pbitmap a PT_NOTE of its own (the
+ * note is the only one aligned 16), so turning that program header into
+ * PT_PRESENT_BITMAP is a change of one field; nothing moves.  The
+ * section's sh_addralign goes back to 4 at the same time: the note is
+ * laid out like any 4-aligned note (12-byte header, name padded to 4), and
+ * readers such as readelf -n warn about a note section aligned 16.
+ *
+ * The PT_NOTE is only ours when it starts at the note and covers exactly
+ * the region; gold and mold put several notes under one PT_NOTE, and
+ * retyping that would hide the others from the loader and the debuggers.
+ * Then, and whenever the region is not where the runtime can find it,
+ * the output is removed and the link fails with a message saying why:
+ * a program that silently lacks its bitmap is worse than no program.
+ *
+ * libelf opens the output ELF_C_RDWR with ELF_F_LAYOUT, so elf_update
+ * writes back only the headers changed here, converted for the file's
+ * class and byte order, and leaves every offset as the linker chose it.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <gelf.h>
+
+#include "pbitmap-format.h"
+#include "plugin.h"
+
+#define NOTE_ALIGN 4
+
+/* Removes the output that must not be used, then fails the link with
+ * "PATH: " and the message.  The removal comes first because ld.bfd does
+ * not return from a fatal message. */
+static void __attribute__ ((format (printf, 2, 3)))
+refuse_output (const char *path, const char *fmt, ...)
+{
+  char text[512];
+  va_list ap;
+
+  va_start (ap, fmt);
+  vsnprintf (text, sizeof text, fmt, ap);
+  va_end (ap);
+  unlink (path);
+  plugin_message (LDPL_FATAL, "%s: %s", path, text);
+}
+
+struct region
+{
+  Elf_Scn *scn;
+  GElf_Shdr shdr;
+  size_t phndx;
+  GElf_Phdr phdr;
+};
+
+/* Opens PATH for patching, or returns -1 with *RESULT saying why not:
+ * after a failed link the output is missing, or exists without the ELF
+ * header that ld.bfd writes last. */
+static int
+open_output (const char *path, enum patch_result *result)
+{
+  unsigned char magic[SELFMAG];
+  struct stat st;
+  int fd = open (path, O_RDWR | O_CLOEXEC);
+
+  *result = PATCH_NO_OUTPUT;
+  if (fd < 0)
+    {
+      if (errno != ENOENT)
+        {
+          plugin_message (LDPL_FATAL, "%s: cannot open the output to patch "
+                          "it: %s", path, strerror (errno));
+          *result = PATCH_FAILED;
+        }
+      return -1;
+    }
+  if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode)
+      || pread (fd, magic, SELFMAG, 0) != SELFMAG
+      || memcmp (magic, ELFMAG, SELFMAG) != 0)
+    {
+      close (fd);
+      return -1;
+    }
+  return fd;
+}
+
+static bool
+find_section (Elf *elf, struct region *r)
+{
+  size_t shstrndx;
+
+  if (elf_getshdrstrndx (elf, &shstrndx) != 0)
+    return false;
+  r->scn = NULL;
+  while ((r->scn = elf_nextscn (elf, r->scn)) != NULL)
+    {
+      const char *name;
+
+      if (gelf_getshdr (r->scn, &r->shdr) == NULL)
+        return false;
+      name = elf_strptr (elf, shstrndx, r->shdr.sh_name);
+      if (r->shdr.sh_type == SHT_NOTE && name != NULL
+          && strcmp (name, PBITMAP_NOTE_SECTION) == 0)
+        return true;
+    }
+  return false;
+}
+
+/* Whether the file holds a pbitmap note header at OFFSET describing a
+ * region of SIZE bytes. */
+static bool
+is_region_note (Elf *elf, GElf_Off offset, GElf_Xword size)
+{
+  Elf_Data *nhdr = elf_getdata_rawchunk (elf, offset, sizeof (GElf_Nhdr),
+                                         ELF_T_NHDR);
+  Elf_Data *name = elf_getdata_rawchunk (elf, offset + sizeof (GElf_Nhdr),
+                                         PBITMAP_NOTE_NAMESZ, ELF_T_BYTE);
+  const GElf_Nhdr *n;
+
+  if (nhdr == NULL || name == NULL)
+    return false;
+  n = nhdr->d_buf;
+  return (n->n_namesz == PBITMAP_NOTE_NAMESZ
+          && n->n_type == PBITMAP_NT_BITMAP
+          && (GElf_Xword) n->n_descsz + 20 == size
+          && memcmp (name->d_buf, PBITMAP_NOTE_NAME,
+                     PBITMAP_NOTE_NAMESZ) == 0);
+}
+
+/* Finds the PT_NOTE that holds the section and nothing else.  Returns
+ * NULL, or the reason there is none. */
+static const char *
+find_program_header (Elf *elf, struct region *r)
+{
+  GElf_Off start = r->shdr.sh_offset, end = start + r->shdr.sh_size;
+  const char *why = "no PT_NOTE program header covers it";
+  bool loaded = false;
+  size_t phnum;
+
+  if (elf_getphdrnum (elf, &phnum) != 0)
+    return "the program headers cannot be read";
+  for (size_t i = 0; i < phnum; i++)
+    {
+      GElf_Phdr phdr;
+
+      if (gelf_getphdr (elf, i, &phdr) == NULL)
+        return "the program headers cannot be read";
+      if (phdr.p_type == PT_LOAD && phdr.p_offset <= start
+          && end <= phdr.p_offset + phdr.p_filesz)
+        loaded = true;
+      if (phdr.p_type != PT_NOTE || phdr.p_offset > start
+          || phdr.p_offset + phdr.p_filesz < end)
+        continue;
+      if (phdr.p_offset != start || phdr.p_filesz != r->shdr.sh_size)
+        why = ("its PT_NOTE also covers other notes (the linker merged "
+               "them, as gold and mold do); link with GNU ld (ld.bfd)");
+      else if (!is_region_note (elf, start, phdr.p_filesz))
+        why = "its note header is not a pbitmap region header";
+      else
+        {
+          r->phndx = i;
+          r->phdr = phdr;
+          why = NULL;
+        }
+    }
+  if (why == NULL && !loaded)
+    why = "it is not inside a loadable segment";
+  return why;
+}
+
+/* File pages up to the end of the last loadable byte. */
+static uint64_t
+count_image_pages (Elf *elf)
+{
+  uint64_t end = 0;
+  size_t phnum;
+
+  if (elf_getphdrnum (elf, &phnum) != 0)
+    return 0;
+  for (size_t i = 0; i < phnum; i++)
+    {
+      GElf_Phdr phdr;
+
+      if (gelf_getphdr (elf, i, &phdr) != NULL && phdr.p_type == PT_LOAD
+          && phdr.p_offset + phdr.p_filesz > end)
+        end = phdr.p_offset + phdr.p_filesz;
+    }
+  return (end + PBITMAP_PAGE_SIZE - 1) / PBITMAP_PAGE_SIZE;
+}
+
+static bool
+write_headers (Elf *elf, struct region *r)
+{
+  r->phdr.p_type = PT_PRESENT_BITMAP;
+  r->shdr.sh_addralign = NOTE_ALIGN;
+  return (gelf_update_phdr (elf, r->phndx, &r->phdr)
+          && gelf_update_shdr (r->scn, &r->shdr)
+          && elf_update (elf, ELF_C_WRITE) >= 0);
+}
+
+static enum patch_result
+patch_elf (const char *path, Elf *elf, uint64_t *image_pages)
+{
+  struct region r;
+  const char *why;
+
+  if (elf_kind (elf) != ELF_K_ELF)
+    {
+      refuse_output (path, "cannot read the output: %s", elf_errmsg (-1));
+      return PATCH_FAILED;
+    }
+  elf_flagelf (elf, ELF_C_SET, ELF_F_LAYOUT);
+  if (!find_section (elf, &r))
+    {
+      refuse_output (path, "the output has no %s section (did a linker "
+                     "script discard it?)", PBITMAP_NOTE_SECTION);
+      return PATCH_FAILED;
+    }
+  why = find_program_header (elf, &r);
+  if (why != NULL)
+    {
+      refuse_output (path, "cannot give %s its own program header: %s",
+                     PBITMAP_NOTE_SECTION, why);
+      return PATCH_FAILED;
+    }
+  *image_pages = count_image_pages (elf);
+  if (!write_headers (elf, &r))
+    {
+      refuse_output (path, "cannot write the program header: %s",
+                     elf_errmsg (-1));
+      return PATCH_FAILED;
+    }
+  return PATCH_DONE;
+}
+
+enum patch_result
+patch_output (const char *path, uint64_t *image_pages)
+{
+  enum patch_result result;
+  int fd = open_output (path, &result);
+  Elf *elf;
+
+  if (fd < 0)
+    return result;
+  elf = elf_begin (fd, ELF_C_RDWR, NULL);
+  if (elf != NULL)
+    result = patch_elf (path, elf, image_pages);
+  else
+    {
+      refuse_output (path, "cannot read the output: %s", elf_errmsg (-1));
+      result = PATCH_FAILED;
+    }
+  elf_end (elf);
+  if (close (fd) != 0 && result == PATCH_DONE)
+    {
+      refuse_output (path, "%s", strerror (errno));
+      result = PATCH_FAILED;
+    }
+  return result;
+}

@@ -1,0 +1,54 @@
+/* plugin.h: what the three files of the pbitmap linker plugin share.
+ *
+ * plugin.c talks to the linker (onload and the hooks) and sizes the image
+ * from the inputs; reserve.c writes the relocatable object that carries
+ * the region; patch.c turns the region's PT_NOTE into PT_PRESENT_BITMAP
+ * once the linker has written the output.  Both helpers report through
+ * plugin_message, which goes to the linker's own message hook, and return
+ * -1 after reporting; the hook then decides what the failure means.
+ */
+#ifndef PBITMAP_LD_PLUGIN_H
+#define PBITMAP_LD_PLUGIN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <plugin-api.h>
+
+/* The ELF flavour of the link, taken from its first relocatable input:
+ * the generated object must match it or the linker refuses it. */
+struct reserve_target
+{
+  unsigned char elfclass;       /* ELFCLASS32 or ELFCLASS64 */
+  unsigned char data;           /* ELFDATA2LSB or ELFDATA2MSB */
+  unsigned char osabi;
+  uint16_t machine;
+  uint32_t flags;               /* e_flags: the ABI variant on some targets */
+};
+
+/* Report one line through the linker, prefixed "pbitmap: ".  FATAL makes
+ * the linker stop; the other levels return. */
+void plugin_message (enum ld_plugin_level level, const char *fmt, ...)
+  __attribute__ ((format (printf, 2, 3)));
+
+/* reserve.c: write to FD (named PATH, for messages) a relocatable object
+ * for TARGET holding a region of CAPACITY pages in .note.pbitmap, the
+ * GNU property note that keeps the output's CET/BTI marking, and an empty
+ * .note.GNU-stack.  Returns 0, or -1 after an error message. */
+int reserve_write_object (int fd, const char *path,
+                          const struct reserve_target *target,
+                          uint64_t capacity);
+
+/* patch.c: outcome of patch_output. */
+enum patch_result
+{
+  PATCH_DONE,           /* the region has its PT_PRESENT_BITMAP now */
+  PATCH_NO_OUTPUT,      /* no finished ELF output: the link failed */
+  PATCH_FAILED          /* reported; the output must not be used */
+};
+
+/* Give the region in the linked file PATH its own program header type and
+ * a note alignment readelf accepts.  On PATCH_DONE *IMAGE_PAGES is the
+ * number of file pages the loadable segments reach. */
+enum patch_result patch_output (const char *path, uint64_t *image_pages);
+
+#endif /* PBITMAP_LD_PLUGIN_H */

@@ -1,1 +1,230 @@
-/* placeholder */
+/* reserve.c: the relocatable object that carries the pbitmap region.
+ *
+ * The linker is given one extra input, written here with libelf for the
+ * link's own ELF class, byte order and machine.  It has no code and no
+ * symbols, only three sections:
+ *
+ *   .note.pbitmap       SHT_NOTE, SHF_ALLOC, aligned 16: the region as
+ *                       pbitmap-format.h lays it out, header filled in,
+ *                       bits zero.  The alignment is what makes ld.bfd
+ *                       give it a PT_NOTE of its own (notes aligned 4 or 8
+ *                       share one); patch.c sets it back to 4 after the
+ *                       link.
+ *   .note.gnu.property  on x86 and AArch64: the linker ANDs the CET (IBT,
+ *                       SHSTK) and BTI/PAC feature bits over all inputs,
+ *                       so an object without the note would strip the
+ *                       marking from every program linked with the plugin.
+ *                       Claiming the features is honest: there is no code
+ *                       here to violate them.
+ *   .note.GNU-stack     empty and not executable, so the output keeps a
+ *                       non-executable stack.
+ */
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gelf.h>
+
+#include "pbitmap-format.h"
+#include "plugin.h"
+
+#ifndef NT_GNU_PROPERTY_TYPE_0
+# define NT_GNU_PROPERTY_TYPE_0 5
+#endif
+#define PROPERTY_X86_FEATURE_1_AND 0xc0000002u
+#define PROPERTY_X86_FEATURE_1_IBT 0x1u
+#define PROPERTY_X86_FEATURE_1_SHSTK 0x2u
+#define PROPERTY_AARCH64_FEATURE_1_AND 0xc0000000u
+#define PROPERTY_AARCH64_FEATURE_1_BTI 0x1u
+#define PROPERTY_AARCH64_FEATURE_1_PAC 0x2u
+
+/* Section names, in the order of the string table. */
+static const char shstrtab[] =
+  "\0" PBITMAP_NOTE_SECTION
+  "\0.note.gnu.property"
+  "\0.note.GNU-stack"
+  "\0.shstrtab";
+#define NAME_PBITMAP 1
+#define NAME_PROPERTY (NAME_PBITMAP + sizeof PBITMAP_NOTE_SECTION)
+#define NAME_STACK (NAME_PROPERTY + sizeof ".note.gnu.property")
+#define NAME_SHSTRTAB (NAME_STACK + sizeof ".note.GNU-stack")
+
+/* Store in the byte order of the target. */
+
+static void
+put16 (unsigned char *p, uint16_t v, unsigned char data)
+{
+  for (int i = 0; i < 2; i++)
+    p[data == ELFDATA2MSB ? 1 - i : i] = (unsigned char) (v >> (8 * i));
+}
+
+static void
+put32 (unsigned char *p, uint32_t v, unsigned char data)
+{
+  for (int i = 0; i < 4; i++)
+    p[data == ELFDATA2MSB ? 3 - i : i] = (unsigned char) (v >> (8 * i));
+}
+
+static void
+put64 (unsigned char *p, uint64_t v, unsigned char data)
+{
+  for (int i = 0; i < 8; i++)
+    p[data == ELFDATA2MSB ? 7 - i : i] = (unsigned char) (v >> (8 * i));
+}
+
+/* The region of CAPACITY pages: note header, pbitmap header, zero bits. */
+static unsigned char *
+build_region (uint64_t capacity, unsigned char data, size_t *size)
+{
+  uint64_t region = pbitmap_region_size (capacity);
+  unsigned char *p;
+
+  if (region > SIZE_MAX || region - 20 > UINT32_MAX)
+    return NULL;
+  p = calloc (1, region);
+  if (p == NULL)
+    return NULL;
+  put32 (p + PBITMAP_OFF_NAMESZ, PBITMAP_NOTE_NAMESZ, data);
+  put32 (p + PBITMAP_OFF_DESCSZ, (uint32_t) (region - 20), data);
+  put32 (p + PBITMAP_OFF_TYPE, PBITMAP_NT_BITMAP, data);
+  memcpy (p + PBITMAP_OFF_NAME, PBITMAP_NOTE_NAME, PBITMAP_NOTE_NAMESZ);
+  put32 (p + PBITMAP_OFF_MAGIC, PBITMAP_MAGIC, data);
+  put16 (p + PBITMAP_OFF_VERSION, PBITMAP_VERSION, data);
+  put16 (p + PBITMAP_OFF_HEADER_SIZE, PBITMAP_HEADER_SIZE, data);
+  put32 (p + PBITMAP_OFF_PAGE_SHIFT, PBITMAP_PAGE_SHIFT, data);
+  put64 (p + PBITMAP_OFF_CAPACITY, capacity, data);
+  *size = region;
+  return p;
+}
+
+/* One GNU property note with a single 4-byte AND property, padded to the
+ * class's word as the gABI wants; into BUF (at least 32 bytes).  Returns
+ * its size, or 0 when the machine has no such property. */
+static size_t
+build_property (const struct reserve_target *t, unsigned char *buf)
+{
+  size_t word = t->elfclass == ELFCLASS64 ? 8 : 4;
+  size_t descsz = (8 + 4 + word - 1) / word * word;
+  uint32_t type, bits;
+
+  switch (t->machine)
+    {
+    case EM_X86_64:
+    case EM_386:
+      type = PROPERTY_X86_FEATURE_1_AND;
+      bits = PROPERTY_X86_FEATURE_1_IBT | PROPERTY_X86_FEATURE_1_SHSTK;
+      break;
+    case EM_AARCH64:
+      type = PROPERTY_AARCH64_FEATURE_1_AND;
+      bits = PROPERTY_AARCH64_FEATURE_1_BTI | PROPERTY_AARCH64_FEATURE_1_PAC;
+      break;
+    default:
+      return 0;
+    }
+  memset (buf, 0, 16 + descsz);
+  put32 (buf, 4, t->data);                      /* namesz: "GNU" */
+  put32 (buf + 4, (uint32_t) descsz, t->data);
+  put32 (buf + 8, NT_GNU_PROPERTY_TYPE_0, t->data);
+  memcpy (buf + 12, "GNU", 4);
+  put32 (buf + 16, type, t->data);
+  put32 (buf + 20, 4, t->data);                 /* pr_datasz */
+  put32 (buf + 24, bits, t->data);
+  return 16 + descsz;
+}
+
+/* A section holding the SIZE bytes at BUF, written as they are. */
+static Elf_Scn *
+add_section (Elf *elf, size_t name, GElf_Word type, GElf_Xword flags,
+             GElf_Xword align, void *buf, size_t size)
+{
+  Elf_Scn *scn = elf_newscn (elf);
+  GElf_Shdr shdr;
+
+  if (scn == NULL || gelf_getshdr (scn, &shdr) == NULL)
+    return NULL;
+  if (size != 0)
+    {
+      Elf_Data *data = elf_newdata (scn);
+
+      if (data == NULL)
+        return NULL;
+      data->d_buf = buf;
+      data->d_size = size;
+      data->d_type = ELF_T_BYTE;
+      data->d_align = align;
+      data->d_version = EV_CURRENT;
+    }
+  shdr.sh_name = name;
+  shdr.sh_type = type;
+  shdr.sh_flags = flags;
+  shdr.sh_addralign = align;
+  return gelf_update_shdr (scn, &shdr) ? scn : NULL;
+}
+
+static int
+set_header (Elf *elf, const struct reserve_target *t, size_t shstrndx)
+{
+  GElf_Ehdr ehdr;
+
+  if (gelf_getehdr (elf, &ehdr) == NULL)
+    return -1;
+  ehdr.e_ident[EI_DATA] = t->data;
+  ehdr.e_ident[EI_OSABI] = t->osabi;
+  ehdr.e_type = ET_REL;
+  ehdr.e_machine = t->machine;
+  ehdr.e_version = EV_CURRENT;
+  ehdr.e_flags = t->flags;
+  ehdr.e_shstrndx = shstrndx;
+  return gelf_update_ehdr (elf, &ehdr) ? 0 : -1;
+}
+
+static int
+write_sections (Elf *elf, const struct reserve_target *t,
+                unsigned char *region, size_t region_size)
+{
+  static unsigned char property[32];
+  size_t property_size = build_property (t, property);
+  Elf_Scn *strtab;
+
+  if (gelf_newehdr (elf, t->elfclass) == NULL
+      || add_section (elf, NAME_PBITMAP, SHT_NOTE, SHF_ALLOC,
+                      PBITMAP_LINK_ALIGN, region, region_size) == NULL
+      || (property_size != 0
+          && add_section (elf, NAME_PROPERTY, SHT_NOTE, SHF_ALLOC,
+                          t->elfclass == ELFCLASS64 ? 8 : 4,
+                          property, property_size) == NULL)
+      || add_section (elf, NAME_STACK, SHT_PROGBITS, 0, 1, NULL, 0) == NULL
+      || (strtab = add_section (elf, NAME_SHSTRTAB, SHT_STRTAB, 0, 1,
+                                (void *) shstrtab, sizeof shstrtab)) == NULL
+      || set_header (elf, t, elf_ndxscn (strtab)) != 0
+      || elf_update (elf, ELF_C_WRITE) < 0)
+    return -1;
+  return 0;
+}
+
+int
+reserve_write_object (int fd, const char *path,
+                      const struct reserve_target *target, uint64_t capacity)
+{
+  size_t region_size;
+  unsigned char *region = build_region (capacity, target->data, &region_size);
+  Elf *elf;
+  int status = -1;
+
+  if (region == NULL)
+    {
+      plugin_message (LDPL_FATAL, "no memory for a region of %" PRIu64
+                      " pages", capacity);
+      return -1;
+    }
+  elf = elf_begin (fd, ELF_C_WRITE, NULL);
+  if (elf != NULL)
+    status = write_sections (elf, target, region, region_size);
+  if (status != 0)
+    plugin_message (LDPL_FATAL, "%s: cannot write the region object: %s",
+                    path, elf_errmsg (-1));
+  elf_end (elf);
+  free (region);
+  return status;
+}
