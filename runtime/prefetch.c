@@ -28,11 +28,13 @@
  *     each, the bits of the file pages it maps are scanned a 64-bit word at
  *     a time, skipping zero words.  A set page already mapped by an earlier
  *     PT_LOAD is skipped, so every file page is advised once.  Pages
- *     adjacent in memory join one run, and within one PT_LOAD runs up to
- *     max_gap pages apart are joined too (reading through a small gap
- *     costs less than another I/O).  Each run goes to
- *     madvise(MADV_WILLNEED) in calls of at most 512 KiB, because the
- *     kernel silently cuts one long call to its read-ahead window.
+ *     adjacent in memory join one run, and runs up to max_gap pages apart
+ *     are joined too when the memory between them is mapped from the file
+ *     (reading through a small gap costs less than another I/O).  Each
+ *     run goes to madvise(MADV_WILLNEED) in calls of at most 512 KiB,
+ *     because the kernel silently cuts one long call to its read-ahead
+ *     window.  The debug line counts the pages advised (gaps included),
+ *     the runs and the calls.
  *
  * The work is bounded by the region's size and the number of PT_LOADs.
  * Only raw system calls are made, nothing is allocated or written but the
@@ -348,6 +350,7 @@ struct runner
   uintptr_t end;
   size_t seg;
   uint64_t max_gap;
+  const struct segment *segs;
   struct counts n;
 };
 
@@ -368,14 +371,27 @@ run_flush (struct runner *r)
   r->start = r->end = 0;
 }
 
+/* Whether the memory between segments FROM and TO (sorted indices) is
+   all mapped from the file: each one starts where the one before ends.
+   Reading through a gap is only safe over mapped memory.  */
+static int
+segments_adjacent (const struct segment *segs, size_t from, size_t to)
+{
+  for (size_t j = from; j < to; j++)
+    if (segs[j + 1].delta + segs[j + 1].first * RT_PAGE
+        > segs[j].delta + (segs[j].last + 1) * RT_PAGE)
+      return 0;
+  return 1;
+}
+
 static void
 run_add (struct runner *r, uintptr_t addr, size_t seg)
 {
   if (r->end != r->start)
     {
       if (addr == r->end
-          || (seg == r->seg && addr > r->end
-              && (addr - r->end) / RT_PAGE <= r->max_gap))
+          || (addr > r->end && (addr - r->end) / RT_PAGE <= r->max_gap
+              && segments_adjacent (r->segs, r->seg, seg)))
         {
           r->end = addr + RT_PAGE;
           r->seg = seg;
@@ -499,6 +515,7 @@ prefetch (const struct image *im, struct counts *n)
   r.start = r.end = 0;
   r.seg = 0;
   r.max_gap = h->max_gap;
+  r.segs = segs;
   r.n.pages = r.n.runs = r.n.calls = 0;
   for (size_t k = 0; k < nsegs; k++)
     if (segs[k].first < h->capacity)
@@ -735,6 +752,9 @@ __pbitmap_init (int argc, char **argv, char **envp)
   run (opts, &o);
   if (!(opts & OPT_DEBUG))
     return;
+  /* With the prefetch off the headers were not looked at yet.  */
+  if (!o.have_image)
+    o.have_image = image_from_ehdr (&__ehdr_start, &o.im) == 0;
   size_t max = RT_NAME_MAX;
   const char *name = o.have_image ? lib_name (&o.im, &max) : "lib";
   report (name, max, &o);
