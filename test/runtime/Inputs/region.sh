@@ -8,6 +8,8 @@
 #                                         offset OFFSET
 #   region.sh FILE phdr OFFSET SIZE VALUE the same in the PT_PRESENT_BITMAP
 #                                         program header
+#   region.sh FILE load L OFFSET SIZE VALUE  the same in the L-th PT_LOAD
+#                                         program header (from 0)
 #   region.sh FILE fill PAGES...          make PAGES the only set bits,
 #                                         flags = FILLED, pages_set = their
 #                                         number.  A page is N, "last"
@@ -33,7 +35,10 @@ eval "$(llvm-readelf -hlW "$file" | awk -v other_type="${1:-}" '
   /Size of program headers:/ { phent = $5 }
   /^  [A-Z<]/ && seen { n++ }
   /^  Type / { seen = 1 }
-  $1 == "LOAD" && seen { loads = loads " " int(hex($2) / 4096) }
+  $1 == "LOAD" && seen {
+    loads = loads " " int(hex($2) / 4096)
+    load_phdrs = load_phdrs " " phoff + (n - 1) * phent
+  }
   $1 == other_type && seen && !other {
     other = 1; printf "other=%d\n", phoff + (n - 1) * phent
   }
@@ -41,7 +46,7 @@ eval "$(llvm-readelf -hlW "$file" | awk -v other_type="${1:-}" '
     found = 1
     printf "region=%s; phdr=%d; room=$(((%s - 96) * 8))\n", $3, phoff + (n - 1) * phent, $6
   }
-  END { if (!found) print "region=; phdr="; printf "loads=\"%s\"\n", loads }
+  END { if (!found) print "region=; phdr="; printf "loads=\"%s\"; load_phdrs=\"%s\"\n", loads, load_phdrs }
   function hex(s,   i, v) {
     v = 0
     for (i = 3; i <= length(s); i++)
@@ -72,6 +77,9 @@ capacity () {
 case $cmd in
   set) write $((region + $1)) "$2" "$3" ;;
   phdr) write $((phdr + $1)) "$2" "$3" ;;
+  load)
+    at=$(echo $load_phdrs | cut -d' ' -f$(($1 + 1)))
+    write $((${at:?no such PT_LOAD} + $2)) "$3" "$4" ;;
   capacity) echo "capacity=$(capacity)" ;;
   dup)
     dd if="$file" of="$file" bs=1 skip="$phdr" seek="${other:?no such program header}" \
