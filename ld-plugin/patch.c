@@ -160,7 +160,7 @@ find_program_header (Elf *elf, struct region *r)
         continue;
       if (phdr.p_offset != start || phdr.p_filesz != r->shdr.sh_size)
         why = ("its PT_NOTE also covers other notes (the linker merged "
-               "them, as gold and mold do); link with GNU ld (ld.bfd)");
+               "them, as gold does); link with GNU ld (ld.bfd)");
       else if (!is_region_note (elf, start, phdr.p_filesz))
         why = "its note header is not a pbitmap region header";
       else

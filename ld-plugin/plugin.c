@@ -144,8 +144,15 @@ parse_capacity (const char *text, uint64_t *pages)
 static enum ld_plugin_status
 parse_option (const char *opt)
 {
-  if (strncmp (opt, "runtime-dir=", 12) == 0 && opt[12] != '\0')
-    opt_runtime_dir = opt + 12;
+  if (strncmp (opt, "runtime-dir=", 12) == 0)
+    {
+      if (opt[12] == '\0')
+        {
+          plugin_message (LDPL_FATAL, "runtime-dir= needs a directory");
+          return LDPS_ERR;
+        }
+      opt_runtime_dir = opt + 12;
+    }
   else if (strcmp (opt, "no-runtime") == 0)
     opt_no_runtime = true;
   else if (strcmp (opt, "verbose") == 0)
@@ -433,6 +440,23 @@ add_runtime_object (char **path)
   return LDPS_OK;
 }
 
+/* The one line of -plugin-opt=verbose. */
+static void
+report_link (const char *runtime)
+{
+  char basis[128];
+
+  if (opt_capacity != 0)
+    snprintf (basis, sizeof basis, "set by capacity=");
+  else
+    snprintf (basis, sizeof basis, "estimated from %u inputs, %" PRIu64
+              " KiB", input_count, image_bytes / 1024);
+  plugin_message (LDPL_INFO, "%s: capacity %" PRIu64 " pages (%s), region "
+                  "%" PRIu64 " bytes, runtime %s", output_kind (), capacity,
+                  basis, pbitmap_region_size (capacity),
+                  runtime != NULL ? runtime : "not linked (no-runtime)");
+}
+
 static enum ld_plugin_status
 onall_symbols_read (void)
 {
@@ -453,13 +477,7 @@ onall_symbols_read (void)
   if (status == LDPS_OK)
     status = add_runtime_object (&runtime);
   if (status == LDPS_OK && opt_verbose)
-    plugin_message (LDPL_INFO, "%s: capacity %" PRIu64 " pages (%s, %u "
-                    "inputs, %" PRIu64 " KiB), region %" PRIu64 " bytes, "
-                    "runtime %s", output_kind (), capacity,
-                    opt_capacity != 0 ? "capacity=" : "estimated",
-                    input_count, image_bytes / 1024,
-                    pbitmap_region_size (capacity),
-                    runtime != NULL ? runtime : "not linked (no-runtime)");
+    report_link (runtime);
   free (runtime);
   return status;
 }
