@@ -253,19 +253,27 @@ remember_target (const GElf_Ehdr *ehdr)
   target_seen = true;
 }
 
-/* Account for the SIZE bytes at IMAGE, one input file or archive member. */
+/* Account for the SIZE bytes at IMAGE, one input file or archive member.
+ * ld.bfd offers a whole archive as well as the members it loads; only the
+ * members count. */
 static void
 size_image (char *image, size_t size)
 {
   Elf *elf = elf_memory (image, size);
+  Elf_Kind kind = elf != NULL ? elf_kind (elf) : ELF_K_NONE;
   GElf_Ehdr ehdr;
 
-  if (elf == NULL || elf_kind (elf) != ELF_K_ELF)
-    /* Not ELF, so something a compiler plugin will turn into code. */
-    add_bytes (size);
-  else if (gelf_getehdr (elf, &ehdr) != NULL && ehdr.e_type == ET_REL)
+  if (kind == ELF_K_NONE)
+    {
+      /* Not ELF, so something a compiler plugin will turn into code. */
+      add_bytes (size);
+      input_count++;
+    }
+  else if (kind == ELF_K_ELF && gelf_getehdr (elf, &ehdr) != NULL
+           && ehdr.e_type == ET_REL)
     {
       add_bytes (relocatable_bytes (elf, &ehdr, size));
+      input_count++;
       if (!target_seen)
         remember_target (&ehdr);
     }
@@ -293,11 +301,11 @@ size_input (const struct ld_plugin_input_file *file)
     {
       /* Count it unread: overestimating is cheap. */
       add_bytes (file->filesize);
+      input_count++;
       return;
     }
   size_image (map + lead, file->filesize);
   munmap (map, lead + file->filesize);
-  input_count++;
 }
 
 static uint64_t
