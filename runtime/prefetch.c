@@ -68,6 +68,11 @@ typedef Elf64_Dyn rt_dyn;
 /* Longest NAME copied into the debug line.  */
 #define RT_NAME_MAX 200u
 
+/* Weak, so that a link whose layout does not load the ELF header still
+   succeeds (the runtime then finds no bitmap).  Being possibly null, its
+   address is loaded GOT-relative; ld turns that into a PC-relative lea
+   when the symbol is defined, so no dynamic relocation results, but the
+   assembler names _GLOBAL_OFFSET_TABLE_ in the object.  */
 extern const rt_ehdr __ehdr_start __attribute__ ((weak, visibility ("hidden")));
 
 /* Word-sized loads from the bitmap, which other code only sees as
