@@ -5,9 +5,11 @@
  * (binutils include/plugin-api.h):
  *
  *   claim_file        called for every object and every archive member
- *                     the link loads.  The plugin never claims anything;
- *                     it only reads each relocatable input with libelf and
- *                     adds up what it will contribute to the image.
+ *                     the link loads (ld.bfd offers whole archives too,
+ *                     which are skipped).  The plugin never claims
+ *                     anything; it only reads each relocatable input with
+ *                     libelf and adds up what it will contribute to the
+ *                     image.  Shared libraries are not part of it.
  *   all_symbols_read  called once all inputs are known.  The plugin writes
  *                     a small relocatable object holding the zero-filled
  *                     region as a 16-aligned note (reserve.c), hands it to
