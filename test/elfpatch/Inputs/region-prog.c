@@ -1,13 +1,9 @@
-/* A program with a pbitmap region made without the linker plugin, for the
-   elfpatch tests that need a real, running executable: the note below is
-   what the plugin reserves (capacity 16384 pages, region 2144 bytes),
-   16-aligned so that ld gives it a PT_NOTE of its own, which
-   flip-note.c then turns into PT_PRESENT_BITMAP.
-
-   With an argument the program runs it as a shell command while it is
-   itself running, and fails if the command fails.  */
+/* A program with a pbitmap region made without the linker plugin, so that
+   elfpatch's tests on real programs do not depend on the plugin: the note
+   below is what the plugin reserves (capacity 16384 pages, region 2144
+   bytes), 16-aligned so that ld gives it a PT_NOTE of its own, which
+   flip-note.c then turns into PT_PRESENT_BITMAP.  */
 #include <stdio.h>
-#include <stdlib.h>
 
 __asm__ (".section .note.pbitmap,\"a\",@note\n"
          ".balign 16\n"
@@ -21,10 +17,8 @@ __asm__ (".section .note.pbitmap,\"a\",@note\n"
          ".previous\n");
 
 int
-main (int argc, char **argv)
+main (void)
 {
-  if (argc > 1)
-    return system (argv[1]) != 0;
   puts ("region-prog ran");
   return 0;
 }
