@@ -31,6 +31,10 @@ subst.append(("%elfpatch", os.path.join(b, "elfpatch", "elfpatch")))
 subst.append(("%evict", os.path.join(b, "test", "tools", "evict")))
 subst.append(("%runstat", os.path.join(b, "test", "tools", "runstat")))
 subst.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
+# A private GCC prefix (specs, plugin/pbitmap.so) and the -specs / clang
+# config files, all wired to this build's plugin and runtime.
+subst.append(("%driver_test", os.path.join(b, "driver", "test")))
+subst.append(("%clang", config.clang or "clang-not-found"))
 
 # Tool names used bare in RUN lines (FileCheck, not, yaml2obj, split-file,
 # llvm-readelf) resolve to what configure found.
@@ -45,8 +49,11 @@ config.environment["PATH"] = os.pathsep.join(
 
 for feature, path in (("readelf", config.readelf),
                       ("eu-elflint", config.eu_elflint),
-                      ("fincore", config.fincore)):
+                      ("fincore", config.fincore),
+                      ("clang", config.clang)):
     if path:
         config.available_features.add(feature)
+if config.cc_is_gcc:
+    config.available_features.add("gcc")
 if os.geteuid() == 0:
     config.available_features.add("root")
