@@ -27,7 +27,12 @@
  *   56  u32 flags         PBITMAP_F_*
  *   60  u32 max_gap       gap in pages the runtime may read through to merge
  *                         two runs into one I/O; 0 means "do not merge"
- *   64  u64 entry         reserved for an entry-point hook; 0 today
+ *   64  s64 entry         0, or the runtime's entry slot's address minus
+ *                         this field's address (set by the linker through
+ *                         a PC-relative relocation; kept by fills).  The
+ *                         16-byte slot holds, relative to itself, the
+ *                         entry stub and the original entry point (0 when
+ *                         e_entry was not redirected); see doc/format.md
  *   72  u64 reserved[3]   zero
  *   96  u8  bits[]        ceil(capacity / 8) bytes, then zero padding
  *
@@ -110,7 +115,7 @@ struct pbitmap_header
   uint64_t runs;
   uint32_t flags;
   uint32_t max_gap;
-  uint64_t entry;
+  uint64_t entry;               /* signed: slot address - field address */
   uint64_t reserved[3];
 };
 

@@ -15,9 +15,30 @@
  * the output is removed and the link fails with a message saying why:
  * a program that silently lacks its bitmap is worse than no program.
  *
+ * A static executable (one without PT_INTERP) also gets a new entry
+ * point, unless hook=preinit: the runtime's stub, which prefetches before
+ * the C library's start-up code and then jumps to the original entry.
+ * The stub reads that original entry from a 16-byte slot in the runtime's
+ * own read-only data, never from the region, so that a damaged region can
+ * never break the program:
+ *
+ *   slot + 0   s64  stub address - slot address     (set by the linker)
+ *   slot + 8   s64  original entry - slot address   (set here; 0 before)
+ *
+ * Both are relative to the slot, so a static PIE needs no relocation for
+ * them (its stub runs before it relocates itself).  The slot is found
+ * through the region's entry field, which the linker set to the slot's
+ * address minus the field's own (reserve.c).  If anything there is not as
+ * expected the entry point stays, with a warning: the runtime's
+ * .preinit_array entry still runs the prefetch, only later.  In a dynamic
+ * executable the entry point is never changed: the dynamic linker runs
+ * .preinit_array before any library's initializer, the entry point only
+ * after them all, so .preinit_array is the earlier hook there.
+ *
  * libelf opens the output ELF_C_RDWR with ELF_F_LAYOUT, so elf_update
- * writes back only the headers changed here, converted for the file's
- * class and byte order, and leaves every offset as the linker chose it.
+ * writes back only the headers and data changed here, converted for the
+ * file's class and byte order, and leaves every offset as the linker chose
+ * it.
  */
 
 #include <errno.h>
@@ -35,6 +56,11 @@
 #include "plugin.h"
 
 #define NOTE_ALIGN 4
+
+/* The runtime's entry slot: two signed 64-bit offsets from the slot. */
+#define SLOT_SIZE 16
+#define SLOT_STUB 0
+#define SLOT_START 8
 
 /* Removes the output that must not be used, then fails the link with
  * "PATH: " and the message.  The removal comes first because ld.bfd does
@@ -205,8 +231,127 @@ write_headers (Elf *elf, struct region *r)
           && elf_update (elf, ELF_C_WRITE) >= 0);
 }
 
+/* The entry point.  */
+
+static bool
+has_program_header (Elf *elf, GElf_Word type)
+{
+  size_t phnum;
+
+  if (elf_getphdrnum (elf, &phnum) != 0)
+    return false;
+  for (size_t i = 0; i < phnum; i++)
+    {
+      GElf_Phdr phdr;
+
+      if (gelf_getphdr (elf, i, &phdr) != NULL && phdr.p_type == type)
+        return true;
+    }
+  return false;
+}
+
+/* Whether [VADDR, VADDR + SIZE) lies in the file bytes of a PT_LOAD with
+ * all of FLAGS. */
+static bool
+loaded (Elf *elf, GElf_Addr vaddr, GElf_Xword size, GElf_Word flags)
+{
+  size_t phnum;
+
+  if (elf_getphdrnum (elf, &phnum) != 0)
+    return false;
+  for (size_t i = 0; i < phnum; i++)
+    {
+      GElf_Phdr phdr;
+
+      if (gelf_getphdr (elf, i, &phdr) != NULL && phdr.p_type == PT_LOAD
+          && (phdr.p_flags & flags) == flags && phdr.p_vaddr <= vaddr
+          && size <= phdr.p_filesz
+          && vaddr - phdr.p_vaddr <= phdr.p_filesz - size)
+        return true;
+    }
+  return false;
+}
+
+/* The data of the allocated section that holds [VADDR, VADDR + SIZE) in
+ * the file, and the offset of VADDR in it. */
+static Elf_Data *
+data_at (Elf *elf, GElf_Addr vaddr, GElf_Xword size, size_t *offset)
+{
+  Elf_Scn *scn = NULL;
+
+  while ((scn = elf_nextscn (elf, scn)) != NULL)
+    {
+      GElf_Shdr shdr;
+      Elf_Data *data;
+
+      if (gelf_getshdr (scn, &shdr) == NULL || !(shdr.sh_flags & SHF_ALLOC)
+          || shdr.sh_type != SHT_PROGBITS || shdr.sh_addr > vaddr
+          || size > shdr.sh_size || vaddr - shdr.sh_addr > shdr.sh_size - size)
+        continue;
+      data = elf_getdata (scn, NULL);
+      if (data == NULL || data->d_size != shdr.sh_size)
+        return NULL;
+      *offset = vaddr - shdr.sh_addr;
+      return data;
+    }
+  return NULL;
+}
+
+/* Converts one 64-bit value between the file's byte order and ours. */
+static bool
+xlate64 (Elf *elf, void *to, const void *from, bool to_memory)
+{
+  GElf_Ehdr ehdr;
+  Elf_Data dst = { .d_buf = to, .d_type = ELF_T_SXWORD, .d_size = 8,
+                   .d_version = EV_CURRENT };
+  Elf_Data src = { .d_buf = (void *) from, .d_type = ELF_T_SXWORD,
+                   .d_size = 8, .d_version = EV_CURRENT };
+
+  if (gelf_getehdr (elf, &ehdr) == NULL)
+    return false;
+  return (to_memory
+          ? gelf_xlatetom (elf, &dst, &src, ehdr.e_ident[EI_DATA])
+          : gelf_xlatetof (elf, &dst, &src, ehdr.e_ident[EI_DATA])) != NULL;
+}
+
+/* Points e_entry at the runtime's stub and stores the original entry in
+ * its slot, found through the region R.  Returns false, changing nothing,
+ * when the slot or the stub is not where it must be. */
+static bool
+redirect_entry (Elf *elf, const struct region *r)
+{
+  GElf_Addr field = r->phdr.p_vaddr + PBITMAP_OFF_ENTRY;
+  Elf_Data *chunk = elf_getdata_rawchunk (elf, r->phdr.p_offset
+                                          + PBITMAP_OFF_ENTRY, 8, ELF_T_BYTE);
+  int64_t distance, stub, start;
+  GElf_Addr slot;
+  GElf_Ehdr ehdr;
+  Elf_Data *data;
+  size_t at;
+
+  if (chunk == NULL || !xlate64 (elf, &distance, chunk->d_buf, true)
+      || distance == 0 || gelf_getehdr (elf, &ehdr) == NULL)
+    return false;
+  slot = field + (GElf_Addr) distance;
+  if (!loaded (elf, slot, SLOT_SIZE, PF_R)
+      || (data = data_at (elf, slot, SLOT_SIZE, &at)) == NULL)
+    return false;
+  if (!xlate64 (elf, &stub, (char *) data->d_buf + at + SLOT_STUB, true)
+      || !xlate64 (elf, &start, (char *) data->d_buf + at + SLOT_START, true)
+      || start != 0 || !loaded (elf, slot + (GElf_Addr) stub, 1, PF_X)
+      || slot + (GElf_Addr) stub == ehdr.e_entry)
+    return false;
+
+  start = (int64_t) (ehdr.e_entry - slot);
+  ehdr.e_entry = slot + (GElf_Addr) stub;
+  return (xlate64 (elf, (char *) data->d_buf + at + SLOT_START, &start, false)
+          && elf_flagdata (data, ELF_C_SET, ELF_F_DIRTY) != 0
+          && gelf_update_ehdr (elf, &ehdr));
+}
+
 static enum patch_result
-patch_elf (const char *path, Elf *elf, uint64_t *image_pages)
+patch_elf (const char *path, Elf *elf, bool want_entry,
+           uint64_t *image_pages, enum patch_entry *entry)
 {
   struct region r;
   const char *why;
@@ -231,6 +376,9 @@ patch_elf (const char *path, Elf *elf, uint64_t *image_pages)
       return PATCH_FAILED;
     }
   *image_pages = count_image_pages (elf);
+  *entry = ENTRY_KEPT;
+  if (want_entry && !has_program_header (elf, PT_INTERP))
+    *entry = redirect_entry (elf, &r) ? ENTRY_REDIRECTED : ENTRY_NOT_FOUND;
   if (!write_headers (elf, &r))
     {
       refuse_output (path, "cannot write the program header: %s",
@@ -241,7 +389,8 @@ patch_elf (const char *path, Elf *elf, uint64_t *image_pages)
 }
 
 enum patch_result
-patch_output (const char *path, uint64_t *image_pages)
+patch_output (const char *path, bool redirect_entry, uint64_t *image_pages,
+              enum patch_entry *entry)
 {
   enum patch_result result;
   int fd = open_output (path, &result);
@@ -251,7 +400,7 @@ patch_output (const char *path, uint64_t *image_pages)
     return result;
   elf = elf_begin (fd, ELF_C_RDWR, NULL);
   if (elf != NULL)
-    result = patch_elf (path, elf, image_pages);
+    result = patch_elf (path, elf, redirect_entry, image_pages, entry);
   else
     {
       refuse_output (path, "cannot read the output: %s", elf_errmsg (-1));

@@ -33,8 +33,19 @@
  * LTO plugin is loaded first) never reach this plugin and are not
  * counted; that is what the warning and -plugin-opt=capacity= are for.
  *
+ * Where the runtime starts (hook=entry, the default, or hook=preinit):
+ * in a dynamic executable always from .preinit_array, which glibc's
+ * dynamic linker runs before any library's initializer, while the entry
+ * point only runs after them all.  In a static executable the C library's
+ * start-up code runs first and faults in pages of its own, so there the
+ * cleanup step makes the runtime's entry stub the entry point (patch.c);
+ * .preinit_array stays as the fallback, and the runtime makes sure the
+ * prefetch runs once.  hook=preinit keeps the linked entry point, so the
+ * two can be compared.
+ *
  * Options (-plugin-opt=OPT): runtime-dir=DIR, no-runtime, capacity=PAGES,
- * verbose, quiet.  Relocatable links (-r) are left alone entirely.
+ * hook=entry|preinit, verbose, quiet.  Relocatable links (-r) are left
+ * alone entirely.
  */
 
 #include <errno.h>
@@ -88,6 +99,7 @@ static const char *opt_runtime_dir = PBITMAP_RUNTIME_DIR;
 static bool opt_no_runtime;
 static bool opt_verbose;
 static bool opt_quiet;
+static bool opt_hook_preinit;           /* hook=preinit */
 static uint64_t opt_capacity;           /* 0: estimate from the inputs */
 
 /* What the inputs told us. */
@@ -161,6 +173,10 @@ parse_option (const char *opt)
     opt_verbose = true;
   else if (strcmp (opt, "quiet") == 0)
     opt_quiet = true;
+  else if (strcmp (opt, "hook=entry") == 0)
+    opt_hook_preinit = false;
+  else if (strcmp (opt, "hook=preinit") == 0)
+    opt_hook_preinit = true;
   else if (strncmp (opt, "capacity=", 9) == 0)
     {
       if (!parse_capacity (opt + 9, &opt_capacity))
@@ -174,7 +190,7 @@ parse_option (const char *opt)
     {
       plugin_message (LDPL_FATAL, "unknown option '%s' (known: "
                       "runtime-dir=DIR, no-runtime, capacity=PAGES, "
-                      "verbose, quiet)", opt);
+                      "hook=entry|preinit, verbose, quiet)", opt);
       return LDPS_ERR;
     }
   return LDPS_OK;
@@ -365,6 +381,15 @@ output_kind (void)
     }
 }
 
+/* Whether the runtime of an executable goes into this link: only it has
+ * the entry stub and its slot. */
+static bool
+executable_runtime (void)
+{
+  return (!opt_no_runtime
+          && (tv_linker_output == LDPO_EXEC || tv_linker_output == LDPO_PIE));
+}
+
 /* The temporary object: under $TMPDIR like the linker's own temporaries. */
 static int
 create_reserve_file (void)
@@ -399,7 +424,8 @@ add_reserve_object (void)
 
   if (fd < 0)
     return LDPS_ERR;
-  status = reserve_write_object (fd, reserve_path, &target, capacity);
+  status = reserve_write_object (fd, reserve_path, &target, capacity,
+                                 executable_runtime ());
   if (close (fd) != 0 && status == 0)
     {
       plugin_message (LDPL_FATAL, "%s: %s", reserve_path, strerror (errno));
@@ -504,10 +530,24 @@ check_capacity (uint64_t image_pages)
                     tv_output_name, image_pages, capacity, image_pages);
 }
 
+/* Say what became of the entry point, when it was meant to change. */
+static void
+report_entry (enum patch_entry entry)
+{
+  if (entry == ENTRY_NOT_FOUND)
+    plugin_message (LDPL_WARNING, "%s: static executable, but the runtime's "
+                    "entry slot was not found; the prefetch runs from "
+                    ".preinit_array instead", tv_output_name);
+  else if (entry == ENTRY_REDIRECTED && opt_verbose)
+    plugin_message (LDPL_INFO, "%s: static executable: the entry point is "
+                    "the runtime's stub", tv_output_name);
+}
+
 static enum ld_plugin_status
 oncleanup (void)
 {
   uint64_t image_pages;
+  enum patch_entry entry;
 
   if (reserve_path != NULL)
     {
@@ -519,10 +559,13 @@ oncleanup (void)
    * message would only hide the first. */
   if (!reserved || failed)
     return LDPS_OK;
-  switch (patch_output (tv_output_name, &image_pages))
+  switch (patch_output (tv_output_name,
+                        executable_runtime () && !opt_hook_preinit,
+                        &image_pages, &entry))
     {
     case PATCH_DONE:
       check_capacity (image_pages);
+      report_entry (entry);
       return LDPS_OK;
     case PATCH_NO_OUTPUT:
       return LDPS_OK;

@@ -14,6 +14,13 @@
 #include <stdint.h>
 #include <plugin-api.h>
 
+/* Hidden symbols shared with the runtime (runtime/prefetch.c and
+ * runtime/entry.S).  The region object defines the first at the region's
+ * first byte; the executable runtime defines the second at its entry
+ * slot, which its entry-point stub reads the original entry point from. */
+#define PBITMAP_REGION_SYMBOL "__pbitmap_region"
+#define PBITMAP_ENTRY_SLOT_SYMBOL "__pbitmap_entry_slot"
+
 /* The ELF flavour of the link, taken from its first relocatable input:
  * the generated object must match it or the linker refuses it. */
 struct reserve_target
@@ -32,11 +39,14 @@ void plugin_message (enum ld_plugin_level level, const char *fmt, ...)
 
 /* reserve.c: write to FD (named PATH, for messages) a relocatable object
  * for TARGET holding a region of CAPACITY pages in .note.pbitmap, the
- * GNU property note that keeps the output's CET/BTI marking, and an empty
- * .note.GNU-stack.  Returns 0, or -1 after an error message. */
+ * hidden symbol PBITMAP_REGION_SYMBOL at its start, the GNU property note
+ * that keeps the output's CET/BTI marking, and an empty .note.GNU-stack.
+ * With ENTRY_SLOT (and an x86-64 target) the region's entry field is
+ * relocated to hold the distance to PBITMAP_ENTRY_SLOT_SYMBOL, which the
+ * link must then define.  Returns 0, or -1 after an error message. */
 int reserve_write_object (int fd, const char *path,
                           const struct reserve_target *target,
-                          uint64_t capacity);
+                          uint64_t capacity, bool entry_slot);
 
 /* patch.c: outcome of patch_output. */
 enum patch_result
@@ -46,9 +56,22 @@ enum patch_result
   PATCH_FAILED          /* reported; the output must not be used */
 };
 
+/* What patch_output did about the entry point. */
+enum patch_entry
+{
+  ENTRY_KEPT,           /* not asked, or a dynamic program: e_entry as linked */
+  ENTRY_REDIRECTED,     /* e_entry is the runtime's stub now */
+  ENTRY_NOT_FOUND       /* asked for a static program, but no usable slot */
+};
+
 /* Give the region in the linked file PATH its own program header type and
- * a note alignment readelf accepts.  On PATCH_DONE *IMAGE_PAGES is the
- * number of file pages the loadable segments reach. */
-enum patch_result patch_output (const char *path, uint64_t *image_pages);
+ * a note alignment readelf accepts.  With REDIRECT_ENTRY, a program without
+ * PT_INTERP (a static executable) gets the runtime's entry stub as its
+ * entry point, the original one going into the stub's slot.  On PATCH_DONE
+ * *IMAGE_PAGES is the number of file pages the loadable segments reach and
+ * *ENTRY says what became of the entry point. */
+enum patch_result patch_output (const char *path, bool redirect_entry,
+                                uint64_t *image_pages,
+                                enum patch_entry *entry);
 
 #endif /* PBITMAP_LD_PLUGIN_H */

@@ -1,8 +1,8 @@
 /* reserve.c: the relocatable object that carries the pbitmap region.
  *
  * The linker is given one extra input, written here with libelf for the
- * link's own ELF class, byte order and machine.  It has no code and no
- * symbols, only three sections:
+ * link's own ELF class, byte order and machine.  It has no code, these
+ * sections:
  *
  *   .note.pbitmap       SHT_NOTE, SHF_ALLOC, aligned 16: the region as
  *                       pbitmap-format.h lays it out, header filled in,
@@ -18,6 +18,18 @@
  *                       here to violate them.
  *   .note.GNU-stack     empty and not executable, so the output keeps a
  *                       non-executable stack.
+ *   .symtab, .strtab    the hidden symbol __pbitmap_region at the region's
+ *                       first byte.  The runtime finds its region, and
+ *                       from there its ELF header, through it: a hidden
+ *                       symbol's address is PC-relative, with no GOT entry
+ *                       and no dynamic relocation, and a runtime linked
+ *                       without this object fails to link.
+ *   .rela.note.pbitmap  only when asked for (x86-64 executables with the
+ *                       runtime): one R_X86_64_PC64 at the header's entry
+ *                       field against the runtime's hidden entry slot, so
+ *                       that the linker stores there the distance from the
+ *                       field to the slot, and patch.c can find the slot
+ *                       after the link without a symbol table.
  */
 
 #include <inttypes.h>
@@ -39,16 +51,35 @@
 #define PROPERTY_AARCH64_FEATURE_1_BTI 0x1u
 #define PROPERTY_AARCH64_FEATURE_1_PAC 0x2u
 
-/* Section names, in the order of the string table. */
+/* Section names, in the order of the string table.  The relocation
+ * section's name ends in the note's, which is shared. */
 static const char shstrtab[] =
-  "\0" PBITMAP_NOTE_SECTION
+  "\0.rela" PBITMAP_NOTE_SECTION
   "\0.note.gnu.property"
   "\0.note.GNU-stack"
+  "\0.symtab"
+  "\0.strtab"
   "\0.shstrtab";
-#define NAME_PBITMAP 1
-#define NAME_PROPERTY (NAME_PBITMAP + sizeof PBITMAP_NOTE_SECTION)
+#define NAME_RELA 1
+#define NAME_PBITMAP (NAME_RELA + 5)
+#define NAME_PROPERTY (NAME_RELA + sizeof ".rela" PBITMAP_NOTE_SECTION)
 #define NAME_STACK (NAME_PROPERTY + sizeof ".note.gnu.property")
-#define NAME_SHSTRTAB (NAME_STACK + sizeof ".note.GNU-stack")
+#define NAME_SYMTAB (NAME_STACK + sizeof ".note.GNU-stack")
+#define NAME_STRTAB (NAME_SYMTAB + sizeof ".symtab")
+#define NAME_SHSTRTAB (NAME_STRTAB + sizeof ".strtab")
+
+/* Symbol names, in the order of the symbol string table. */
+static const char strtab[] =
+  "\0" PBITMAP_REGION_SYMBOL
+  "\0" PBITMAP_ENTRY_SLOT_SYMBOL;
+#define NAME_REGION_SYMBOL 1
+#define NAME_SLOT_SYMBOL (NAME_REGION_SYMBOL + sizeof PBITMAP_REGION_SYMBOL)
+#define SYM_REGION 1
+#define SYM_SLOT 2
+
+#ifndef R_X86_64_PC64
+# define R_X86_64_PC64 24
+#endif
 
 /* Store in the byte order of the target. */
 
@@ -179,22 +210,127 @@ set_header (Elf *elf, const struct reserve_target *t, size_t shstrndx)
   return gelf_update_ehdr (elf, &ehdr) ? 0 : -1;
 }
 
+/* The symbol table in the target's layout, into BUF (at least 3 * 24
+ * bytes): the null symbol, __pbitmap_region over the region in section
+ * NOTE_NDX, and with WANT_SLOT the undefined entry slot.  Both are global
+ * and hidden: visible to the other objects of the link, never exported.
+ * Returns its size. */
+static size_t
+build_symtab (const struct reserve_target *t, size_t note_ndx,
+              size_t region_size, bool want_slot, unsigned char *buf)
+{
+  size_t entsize = t->elfclass == ELFCLASS64 ? 24 : 16;
+  size_t count = want_slot ? 3 : 2;
+  struct
+  {
+    uint32_t name;
+    unsigned char info;
+    uint16_t shndx;
+    uint64_t size;
+  } syms[] = {
+    { NAME_REGION_SYMBOL, GELF_ST_INFO (STB_GLOBAL, STT_OBJECT),
+      (uint16_t) note_ndx, region_size },
+    { NAME_SLOT_SYMBOL, GELF_ST_INFO (STB_GLOBAL, STT_NOTYPE), SHN_UNDEF, 0 },
+  };
+
+  memset (buf, 0, count * entsize);
+  for (size_t i = 1; i < count; i++)
+    {
+      unsigned char *p = buf + i * entsize;
+
+      put32 (p, syms[i - 1].name, t->data);
+      if (t->elfclass == ELFCLASS64)
+        {
+          p[4] = syms[i - 1].info;
+          p[5] = STV_HIDDEN;
+          put16 (p + 6, syms[i - 1].shndx, t->data);
+          put64 (p + 16, syms[i - 1].size, t->data);
+        }
+      else
+        {
+          put32 (p + 8, (uint32_t) syms[i - 1].size, t->data);
+          p[12] = syms[i - 1].info;
+          p[13] = STV_HIDDEN;
+          put16 (p + 14, syms[i - 1].shndx, t->data);
+        }
+    }
+  return count * entsize;
+}
+
+/* The one relocation that makes the linker store, at the region's entry
+ * field, the entry slot's address minus the field's (x86-64 only). */
+static size_t
+build_rela (const struct reserve_target *t, unsigned char *buf)
+{
+  put64 (buf, PBITMAP_OFF_ENTRY, t->data);
+  put64 (buf + 8, ((uint64_t) SYM_SLOT << 32) | R_X86_64_PC64, t->data);
+  put64 (buf + 16, 0, t->data);
+  return 24;
+}
+
+/* Sets the fields add_section leaves zero. */
+static bool
+link_section (Elf_Scn *scn, size_t link, size_t info, GElf_Xword entsize,
+              GElf_Xword flags)
+{
+  GElf_Shdr shdr;
+
+  if (scn == NULL || gelf_getshdr (scn, &shdr) == NULL)
+    return false;
+  shdr.sh_link = link;
+  shdr.sh_info = info;
+  shdr.sh_entsize = entsize;
+  shdr.sh_flags |= flags;
+  return gelf_update_shdr (scn, &shdr);
+}
+
+/* The symbol table, its string table and, with WANT_SLOT, the relocation
+ * of the region NOTE. */
+static bool
+write_symbols (Elf *elf, const struct reserve_target *t, Elf_Scn *note,
+               size_t region_size, bool want_slot)
+{
+  static unsigned char symtab[3 * 24];
+  static unsigned char rela[24];
+  size_t word = t->elfclass == ELFCLASS64 ? 8 : 4;
+  size_t entsize = t->elfclass == ELFCLASS64 ? 24 : 16;
+  size_t symtab_size = build_symtab (t, elf_ndxscn (note), region_size,
+                                     want_slot, symtab);
+  Elf_Scn *sym, *str;
+
+  sym = add_section (elf, NAME_SYMTAB, SHT_SYMTAB, 0, word,
+                     symtab, symtab_size);
+  str = add_section (elf, NAME_STRTAB, SHT_STRTAB, 0, 1,
+                     (void *) strtab, sizeof strtab);
+  if (sym == NULL || str == NULL
+      || !link_section (sym, elf_ndxscn (str), 1, entsize, 0))
+    return false;
+  if (!want_slot)
+    return true;
+  return link_section (add_section (elf, NAME_RELA, SHT_RELA, 0, 8,
+                                    rela, build_rela (t, rela)),
+                       elf_ndxscn (sym), elf_ndxscn (note), 24,
+                       SHF_INFO_LINK);
+}
+
 static int
 write_sections (Elf *elf, const struct reserve_target *t,
-                unsigned char *region, size_t region_size)
+                unsigned char *region, size_t region_size, bool want_slot)
 {
   static unsigned char property[32];
   size_t property_size = build_property (t, property);
-  Elf_Scn *strtab;
+  Elf_Scn *note, *strtab;
 
   if (gelf_newehdr (elf, t->elfclass) == NULL
-      || add_section (elf, NAME_PBITMAP, SHT_NOTE, SHF_ALLOC,
-                      PBITMAP_LINK_ALIGN, region, region_size) == NULL
+      || (note = add_section (elf, NAME_PBITMAP, SHT_NOTE, SHF_ALLOC,
+                              PBITMAP_LINK_ALIGN, region,
+                              region_size)) == NULL
       || (property_size != 0
           && add_section (elf, NAME_PROPERTY, SHT_NOTE, SHF_ALLOC,
                           t->elfclass == ELFCLASS64 ? 8 : 4,
                           property, property_size) == NULL)
       || add_section (elf, NAME_STACK, SHT_PROGBITS, 0, 1, NULL, 0) == NULL
+      || !write_symbols (elf, t, note, region_size, want_slot)
       || (strtab = add_section (elf, NAME_SHSTRTAB, SHT_STRTAB, 0, 1,
                                 (void *) shstrtab, sizeof shstrtab)) == NULL
       || set_header (elf, t, elf_ndxscn (strtab)) != 0
@@ -205,7 +341,8 @@ write_sections (Elf *elf, const struct reserve_target *t,
 
 int
 reserve_write_object (int fd, const char *path,
-                      const struct reserve_target *target, uint64_t capacity)
+                      const struct reserve_target *target, uint64_t capacity,
+                      bool entry_slot)
 {
   size_t region_size;
   unsigned char *region = build_region (capacity, target->data, &region_size);
@@ -220,7 +357,9 @@ reserve_write_object (int fd, const char *path,
     }
   elf = elf_begin (fd, ELF_C_WRITE, NULL);
   if (elf != NULL)
-    status = write_sections (elf, target, region, region_size);
+    status = write_sections (elf, target, region, region_size,
+                             entry_slot && target->machine == EM_X86_64
+                             && target->elfclass == ELFCLASS64);
   if (status != 0)
     plugin_message (LDPL_FATAL, "%s: cannot write the region object: %s",
                     path, elf_errmsg (-1));

@@ -11,12 +11,16 @@
  *     a setuid, setgid or file-capability program ignores all PBITMAP
  *     variables, and so does a program whose AT_SECURE cannot be read.
  *
- *  2. Program headers.  The linker defines __ehdr_start, a hidden symbol
- *     at the ELF header, whenever that header is loaded.  The program
- *     headers must lie in the header's first page (which is certainly
- *     mapped); the load bias is the address of the ELF header minus the
- *     p_vaddr of the PT_LOAD with p_offset 0, and must agree with PT_PHDR
- *     when there is one.
+ *  2. Program headers.  The region object defines the hidden symbol
+ *     __pbitmap_region at the region.  The plugin places the region in the
+ *     first PT_LOAD, in the first two pages of the file, so the ELF header
+ *     is at the page boundary at or one page below it: the first candidate
+ *     shares the region's page, the second is used only if the kernel says
+ *     it is readable.  A candidate is the header when it has ELF magic,
+ *     its program headers lie in its first page, and its one
+ *     PT_PRESENT_BITMAP maps exactly to __pbitmap_region.  The load bias
+ *     is the address of the ELF header minus the p_vaddr of the PT_LOAD
+ *     with p_offset 0, and must agree with PT_PHDR when there is one.
  *
  *  3. Region.  Exactly one PT_PRESENT_BITMAP, inside the file range of one
  *     readable PT_LOAD at the matching address, holding a note and header
@@ -68,12 +72,12 @@ typedef Elf64_Dyn rt_dyn;
 /* Longest NAME copied into the debug line.  */
 #define RT_NAME_MAX 200u
 
-/* Weak, so that a link whose layout does not load the ELF header still
-   succeeds (the runtime then finds no bitmap).  Being possibly null, its
-   address is loaded GOT-relative; ld turns that into a PC-relative lea
-   when the symbol is defined, so no dynamic relocation results, but the
-   assembler names _GLOBAL_OFFSET_TABLE_ in the object.  */
-extern const rt_ehdr __ehdr_start __attribute__ ((weak, visibility ("hidden")));
+/* The first byte of this object's region: the object the linker plugin
+   adds to every link defines it, hidden, so its address is PC-relative
+   (no GOT entry, no dynamic relocation, usable before a static PIE has
+   relocated itself).  A link without that object fails.  */
+extern const unsigned char __pbitmap_region[]
+  __attribute__ ((visibility ("hidden")));
 
 /* Word-sized loads from the bitmap, which other code only sees as
    bytes.  */
@@ -299,6 +303,25 @@ region_phdr (const struct image *im)
       return reg;
     }
   return NULL;
+}
+
+/* Finds this object's ELF header from its region (step 2).  */
+static int
+image_find (struct image *im)
+{
+  uintptr_t region = (uintptr_t) __pbitmap_region;
+  uintptr_t page = region & ~(uintptr_t) (RT_PAGE - 1);
+  for (int k = 0; k < 2; k++, page -= RT_PAGE)
+    {
+      if (k > 0 && (page == 0 || !rt_readable (page)))
+        return -1;
+      const rt_phdr *reg;
+      if (image_from_ehdr ((const rt_ehdr *) page, im) == 0
+          && (reg = region_phdr (im)) != NULL
+          && im->bias + reg->p_vaddr == region)
+        return 0;
+    }
+  return -1;
 }
 
 /* The checked header of the region, or null.  */
@@ -636,7 +659,7 @@ run (unsigned opts, struct outcome *o)
     t0 = now_ns ();
   if (!(opts & OPT_OFF))
     {
-      o->have_image = image_from_ehdr (&__ehdr_start, &o->im) == 0;
+      o->have_image = image_find (&o->im) == 0;
       o->st = o->have_image ? prefetch (&o->im, &o->n) : ST_INVALID;
     }
   if (opts & OPT_DEBUG)
@@ -651,6 +674,9 @@ run (unsigned opts, struct outcome *o)
 void
 __pbitmap_preinit (int argc, char **argv, char **envp)
 {
+  /* A static executable may have run this from its entry stub already.  */
+  if (!__pbitmap_first_run ())
+    return;
   unsigned opts = options (envp);
   struct outcome o;
   run (opts, &o);
@@ -659,7 +685,11 @@ __pbitmap_preinit (int argc, char **argv, char **envp)
 }
 
 /* glibc runs .preinit_array entries, in executables only, before any
-   constructor, with (argc, argv, envp).  */
+   constructor, with (argc, argv, envp).  In a dynamic executable this is
+   the earliest hook: the dynamic linker runs it before the initializers
+   of the libraries, and jumps to the entry point only after them.  In a
+   static one the plugin makes the entry stub (entry.S) the entry point,
+   and this entry is the fallback.  */
 static void (*const pbitmap_preinit_entry) (int, char **, char **)
   __attribute__ ((section (".preinit_array"), aligned (sizeof (void *)),
                   used)) = __pbitmap_preinit;
@@ -759,7 +789,7 @@ __pbitmap_init (int argc, char **argv, char **envp)
     return;
   /* With the prefetch off the headers were not looked at yet.  */
   if (!o.have_image)
-    o.have_image = image_from_ehdr (&__ehdr_start, &o.im) == 0;
+    o.have_image = image_find (&o.im) == 0;
   size_t max = RT_NAME_MAX;
   const char *name = o.have_image ? lib_name (&o.im, &max) : "lib";
   report (name, max, &o);

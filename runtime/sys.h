@@ -25,6 +25,7 @@
 #define SYS_RT_READ 0
 #define SYS_RT_WRITE 1
 #define SYS_RT_CLOSE 3
+#define SYS_RT_RT_SIGPROCMASK 14
 #define SYS_RT_MADVISE 28
 #define SYS_RT_CLOCK_GETTIME 228
 #define SYS_RT_OPENAT 257
@@ -77,6 +78,18 @@ rt_syscall3 (long nr, long a, long b, long c)
 }
 
 static inline long
+rt_syscall4 (long nr, long a, long b, long c, long d)
+{
+  long ret;
+  register long r10 __asm__ ("r10") = d;
+  __asm__ volatile ("syscall"
+                    : "=a" (ret)
+                    : "0" (nr), "D" (a), "S" (b), "d" (c), "r" (r10)
+                    : "rcx", "r11", "memory");
+  return ret;
+}
+
+static inline long
 rt_read (int fd, void *buf, unsigned long len)
 {
   return rt_syscall3 (SYS_RT_READ, fd, (long) buf, (long) len);
@@ -112,6 +125,17 @@ static inline long
 rt_clock_gettime (int clock, struct rt_timespec *ts)
 {
   return rt_syscall2 (SYS_RT_CLOCK_GETTIME, clock, (long) ts);
+}
+
+/* Whether the byte at ADDR (and so its page) can be read, asked without
+   reading it: rt_sigprocmask copies its 8-byte set from ADDR before it
+   looks at HOW, so with an invalid HOW it fails with EFAULT when the
+   memory is unmapped or PROT_NONE and with EINVAL otherwise, and changes
+   nothing.  ADDR must leave 8 bytes before the page ends.  */
+static inline int
+rt_readable (unsigned long addr)
+{
+  return rt_syscall4 (SYS_RT_RT_SIGPROCMASK, -1, (long) addr, 0, 8) == -22;
 }
 
 #endif /* PBITMAP_SYS_H */

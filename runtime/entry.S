@@ -1,0 +1,68 @@
+/* entry.S: the entry point of a static executable linked with pbitmap.
+ *
+ * In a static executable the C library's start-up code (_start, then
+ * __libc_start_main: IRELATIVE relocations, TLS, stdio, locale) runs
+ * before .preinit_array, and faults in scattered pages of the file, each
+ * fault reading a whole read-ahead window.  So the linker plugin makes
+ * __pbitmap_entry the program's entry point (e_entry) after the link, and
+ * stores the original entry point in __pbitmap_entry_slot.  The stub runs
+ * the prefetch, then jumps to the original entry with the machine as the
+ * kernel left it where it matters:
+ *
+ *   %rsp  points at argc, then argv[], NULL, envp[], NULL, auxv: kept.
+ *   %rdx  a function the program must register with atexit (the dynamic
+ *         linker's fini when one ran the program, else 0): kept.
+ *   %rbx  kept too; other registers hold nothing the start-up code reads.
+ *
+ * The slot lives in this object's read-only data and holds offsets from
+ * the slot itself, read PC-relatively, so the stub needs no relocation:
+ * in a static PIE it runs before the program has relocated itself.
+ *
+ *   __pbitmap_entry_slot + 0   s64  __pbitmap_entry - slot, set by the
+ *                                   linker (an R_X86_64_PC64 below)
+ *   __pbitmap_entry_slot + 8   s64  original entry - slot, 0 until the
+ *                                   plugin redirects the entry point
+ *
+ * The plugin finds the slot through the region's entry field (see
+ * doc/format.md).  The stub never reads the region: the program starts
+ * the same whatever its bitmap holds.
+ */
+
+#include <cet.h>
+
+	.text
+	.globl	__pbitmap_entry
+	.hidden	__pbitmap_entry
+	.type	__pbitmap_entry, @function
+	.p2align 4
+__pbitmap_entry:
+	_CET_ENDBR
+	push	%rbx
+	push	%rdx
+	mov	%rsp, %rbx		/* callee-saved: the stack as it is now */
+	lea	16(%rsp), %rdi		/* the initial stack: argc, argv, ... */
+	and	$-16, %rsp		/* the ABI's alignment for the call */
+	call	__pbitmap_start
+	mov	%rbx, %rsp
+	pop	%rdx
+	pop	%rbx
+	lea	__pbitmap_entry_slot(%rip), %rax
+	mov	8(%rax), %rcx
+	test	%rcx, %rcx
+	jz	1f
+	add	%rcx, %rax
+	jmp	*%rax
+1:	ud2				/* never redirected: cannot happen */
+	.size	__pbitmap_entry, . - __pbitmap_entry
+
+	.section .rodata.__pbitmap_entry_slot, "a", @progbits
+	.globl	__pbitmap_entry_slot
+	.hidden	__pbitmap_entry_slot
+	.type	__pbitmap_entry_slot, @object
+	.p2align 4
+__pbitmap_entry_slot:
+	.quad	__pbitmap_entry - __pbitmap_entry_slot
+	.quad	0
+	.size	__pbitmap_entry_slot, . - __pbitmap_entry_slot
+
+	.section .note.GNU-stack, "", @progbits
