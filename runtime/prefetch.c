@@ -4,12 +4,15 @@
  *
  * The protocol, step by step:
  *
- *  1. Environment.  PBITMAP=0 (or "off") turns the prefetch off;
- *     PBITMAP_DEBUG (any value but "", "0" and "off") makes the runtime
- *     print one line to standard error.  When a PBITMAP variable is
- *     present the runtime also reads AT_SECURE from the auxiliary vector:
- *     a setuid, setgid or file-capability program ignores all PBITMAP
- *     variables, and so does a program whose AT_SECURE cannot be read.
+ *  1. Environment.  PBITMAP chooses the mode: off (or 0, or empty), the
+ *     default willneed, populate or full; any of the last three may end
+ *     in "-nocheck", which skips step 5's residency sample; an unknown
+ *     value is the default.  PBITMAP_DEBUG (any value but "", "0" and
+ *     "off") makes the runtime print one line per object to standard
+ *     error.  When a PBITMAP variable is present the runtime also reads
+ *     AT_SECURE from the auxiliary vector: a setuid, setgid or
+ *     file-capability program ignores all PBITMAP variables, and so does a
+ *     program whose AT_SECURE cannot be read.
  *
  *  2. Program headers.  The region object defines the hidden symbol
  *     __pbitmap_region at the region.  The plugin places the region in the
@@ -28,21 +31,49 @@
  *     bitmap, nothing is done.  A region without PBITMAP_F_FILLED or with
  *     pages_set 0 is an empty bitmap: nothing to do either.
  *
- *  4. Prefetch.  The PT_LOADs are visited in ascending address order; for
+ *  4. Plan.  The PT_LOADs are visited in ascending address order; for
  *     each, the bits of the file pages it maps are scanned a 64-bit word at
- *     a time, skipping zero words.  A set page already mapped by an earlier
- *     PT_LOAD is skipped, so every file page is advised once.  Pages
- *     adjacent in memory join one run, and runs up to max_gap pages apart
- *     are joined too when the memory between them is mapped from the file
- *     (reading through a small gap costs less than another I/O).  Each
- *     run goes to madvise(MADV_WILLNEED) in calls of at most 512 KiB,
- *     because the kernel silently cuts one long call to its read-ahead
- *     window.  The debug line counts the pages advised (gaps included),
- *     the runs and the calls.
+ *     a time, skipping zero words, taking runs of set bits whole.  A set
+ *     page already mapped by an earlier PT_LOAD is skipped, so every file
+ *     page is planned once.  Pages adjacent in memory join one run, and
+ *     runs up to max_gap pages apart are joined too when the memory
+ *     between them is mapped from the file (reading through a small gap
+ *     costs less than another I/O).  Mode full ignores the bits (it still
+ *     needs a valid region) and plans every page of every PT_LOAD's file
+ *     range.
  *
- * The work is bounded by the region's size and the number of PT_LOADs.
- * Only raw system calls are made, nothing is allocated or written but the
- * debug line, and errno is never touched.  Pages outside every PT_LOAD
+ *  5. Residency sample.  Unless "-nocheck", the plan is first only
+ *     counted, keeping up to 16 of its pages evenly spread over it; if
+ *     mincore says all of them are resident, nothing is issued ("cached"):
+ *     a warm start costs one scan of the bits and 16 mincore calls.
+ *
+ *  6. Issue.  Each run goes to madvise in calls of at most 512 KiB,
+ *     because the kernel silently cuts one long call to its read-ahead
+ *     window: MADV_WILLNEED, or MADV_POPULATE_READ in mode populate (then
+ *     WILLNEED if the kernel does not know it).  The debug line counts the
+ *     pages planned (gaps included), the runs and the calls.
+ *
+ *  7. Libraries.  In glibc the dynamic linker runs the executable's
+ *     .preinit_array before the initializers of the libraries it loaded
+ *     with it, so the executable's hook then walks the dynamic linker's
+ *     list of loaded objects (struct r_debug, found through the
+ *     executable's DT_DEBUG) and does steps 3 to 6 for every one whose
+ *     headers and region check out, each line ending in "via PROGRAM".  A
+ *     library linked with pbitmap has its own copy of this runtime, in its
+ *     .init_array; the executable tells that copy its work is done by
+ *     setting the copy's exported 8-byte mark, __pbitmap_mark, from
+ *     "pbm-todo" to "pbm-done", after checking that it is an object of
+ *     that size and value in the library's writable, non-RELRO data.  The
+ *     copy then does nothing.  A library loaded later by dlopen, or into
+ *     a program without the runtime, keeps "pbm-todo" and prefetches
+ *     itself.  (A residency sample cannot tell the copy: right after
+ *     WILLNEED the pages are in the page cache but not yet read, and
+ *     mincore counts only pages that are.)
+ *
+ * The work is bounded by the regions' sizes, the number of PT_LOADs and
+ * of loaded objects.  Only raw system calls are made, nothing is
+ * allocated, nothing is written but the debug lines and the libraries'
+ * marks, and errno is never touched.  Pages outside every PT_LOAD
  * (section headers, debug information) are never read.
  */
 
@@ -72,6 +103,21 @@ typedef Elf64_Dyn rt_dyn;
 /* Longest NAME copied into the debug line.  */
 #define RT_NAME_MAX 200u
 
+/* Pages sampled with mincore before any madvise (the vector is on the
+   stack), PT_LOADs an object may have, and objects the executable's
+   runtime looks at in the dynamic linker's list: more of either is
+   unexpected, and then nothing is done.  */
+#define RT_SAMPLES 16u
+#define RT_LOADS_MAX 16u
+#define RT_OBJECTS_MAX 4096u
+
+/* The library runtime's mark (see the library hook at the end), by its
+   exported name, and its two values, "pbm-todo" and "pbm-done" as
+   little-endian bytes.  */
+#define RT_MARK_NAME "__pbitmap_mark"
+#define RT_MARK_TODO 0x6f646f742d6d6270ull
+#define RT_MARK_DONE 0x656e6f642d6d6270ull
+
 /* The first byte of this object's region: the object the linker plugin
    adds to every link defines it, hidden, so its address is PC-relative
    (no GOT entry, no dynamic relocation, usable before a static PIE has
@@ -85,11 +131,18 @@ typedef uint64_t __attribute__ ((may_alias)) rt_word;
 
 /* ---- environment ------------------------------------------------------ */
 
+/* The options: a mode in the low bits, then flags.  0 is the default:
+   willneed, with the residency sample, quiet.  */
 enum
 {
-  OPT_OFF = 1,                  /* PBITMAP=0 or off */
-  OPT_DEBUG = 2,                /* PBITMAP_DEBUG set */
-  OPT_SEEN = 4                  /* some PBITMAP variable present */
+  MODE_WILLNEED = 0,
+  MODE_OFF = 1,
+  MODE_POPULATE = 2,
+  MODE_FULL = 3,
+  OPT_MODE = 3,                 /* mask of the mode */
+  OPT_NOCHECK = 4,              /* PBITMAP=MODE-nocheck: no sample */
+  OPT_DEBUG = 8,                /* PBITMAP_DEBUG set */
+  OPT_SEEN = 16                 /* some PBITMAP variable present */
 };
 
 /* If S starts with PREFIX, the rest of S; else null.  */
@@ -118,6 +171,32 @@ value_is_off (const char *v)
   return *v == '\0' || str_equal (v, "0") || str_equal (v, "off");
 }
 
+/* The mode bits PBITMAP=V asks for: off, willneed, populate or full,
+   each of the last three optionally followed by "-nocheck"; anything
+   else is the default.  No table of strings: it would need relocations,
+   and this may run before a static PIE has relocated itself.  */
+static unsigned
+mode_option (const char *v)
+{
+  const char *rest;
+  unsigned mode;
+  if (value_is_off (v))
+    return MODE_OFF;
+  if ((rest = skip_prefix (v, "willneed")) != NULL)
+    mode = MODE_WILLNEED;
+  else if ((rest = skip_prefix (v, "populate")) != NULL)
+    mode = MODE_POPULATE;
+  else if ((rest = skip_prefix (v, "full")) != NULL)
+    mode = MODE_FULL;
+  else
+    return MODE_WILLNEED;
+  if (*rest == '\0')
+    return mode;
+  if (str_equal (rest, "-nocheck"))
+    return mode | OPT_NOCHECK;
+  return MODE_WILLNEED;
+}
+
 static unsigned
 env_options (char *const *envp)
 {
@@ -131,10 +210,8 @@ env_options (char *const *envp)
         continue;
       const char *w;
       if ((w = skip_prefix (v, "=")) != NULL)
-        {
-          opts |= OPT_SEEN;
-          opts = value_is_off (w) ? opts | OPT_OFF : opts & ~OPT_OFF;
-        }
+        opts = (opts & ~(unsigned) (OPT_MODE | OPT_NOCHECK))
+               | mode_option (w) | OPT_SEEN;
       else if ((w = skip_prefix (v, "_DEBUG=")) != NULL)
         {
           opts |= OPT_SEEN;
@@ -351,7 +428,7 @@ region_header (const struct image *im)
   return h;
 }
 
-/* ---- runs ------------------------------------------------------------- */
+/* ---- planning and issuing --------------------------------------------- */
 
 /* One PT_LOAD as the scan sees it: the file pages it maps and the
    distance from a file offset to its address.  */
@@ -370,33 +447,101 @@ struct counts
   uint64_t calls;
 };
 
-/* The run being built, [start, end), and the segment its last page is
-   in.  */
-struct runner
+/* A plan is built twice with the same steps: first only counted and
+   sampled (ADVICE 0), then, unless the sample says the pages are all
+   resident, issued with ADVICE.  START and END bound the run being built,
+   SEG is the segment of its last page.  */
+struct plan
 {
   uintptr_t start;
   uintptr_t end;
   size_t seg;
   uint64_t max_gap;
   const struct segment *segs;
+  int advice;
   struct counts n;
+  /* Every STRIDE-th planned page (counted from 0), at most RT_SAMPLES of
+     them: when the array is full, every other one is dropped and the
+     stride doubles, so they stay evenly spread whatever the total.  */
+  uintptr_t sample[RT_SAMPLES];
+  unsigned nsample;
+  uint64_t stride;
 };
 
 static void
-run_flush (struct runner *r)
+plan_init (struct plan *p, const struct segment *segs, uint64_t max_gap,
+           int advice)
 {
-  if (r->end == r->start)
-    return;
-  for (uintptr_t a = r->start; a < r->end;)
+  p->start = p->end = 0;
+  p->seg = 0;
+  p->max_gap = max_gap;
+  p->segs = segs;
+  p->advice = advice;
+  p->n.pages = p->n.runs = p->n.calls = 0;
+  p->nsample = 0;
+  p->stride = 1;
+}
+
+/* Samples the pages of the run [P->start, P->end), whose first page is
+   planned page number FIRST.  */
+static void
+plan_sample (struct plan *p, uint64_t first, uint64_t npages)
+{
+  uint64_t idx = (first + p->stride - 1) / p->stride * p->stride;
+  while (idx < first + npages)
     {
-      uintptr_t len = r->end - a < RT_CALL_BYTES ? r->end - a : RT_CALL_BYTES;
-      rt_madvise (a, len, RT_MADV_WILLNEED);
-      r->n.calls++;
+      if (p->nsample == RT_SAMPLES)
+        {
+          for (unsigned i = 0; i < RT_SAMPLES / 2; i++)
+            p->sample[i] = p->sample[2 * i];
+          p->nsample = RT_SAMPLES / 2;
+          p->stride *= 2;
+          if (idx % p->stride != 0)
+            {
+              idx += p->stride / 2;
+              continue;
+            }
+        }
+      p->sample[p->nsample++] = p->start + (idx - first) * RT_PAGE;
+      idx += p->stride;
+    }
+}
+
+/* madvise the run in calls of at most RT_CALL_BYTES.  A kernel without
+   MADV_POPULATE_READ (before 5.14) says EINVAL: then WILLNEED it is.  */
+static void
+run_issue (struct plan *p)
+{
+  for (uintptr_t a = p->start; a < p->end;)
+    {
+      uintptr_t len = p->end - a < RT_CALL_BYTES ? p->end - a : RT_CALL_BYTES;
+      if (rt_madvise (a, len, p->advice) == -RT_EINVAL
+          && p->advice == RT_MADV_POPULATE_READ)
+        {
+          p->advice = RT_MADV_WILLNEED;
+          rt_madvise (a, len, p->advice);
+        }
+      p->n.calls++;
       a += len;
     }
-  r->n.pages += (r->end - r->start) / RT_PAGE;
-  r->n.runs++;
-  r->start = r->end = 0;
+}
+
+static void
+run_flush (struct plan *p)
+{
+  if (p->end == p->start)
+    return;
+  uint64_t npages = (p->end - p->start) / RT_PAGE;
+  if (p->advice != 0)
+    run_issue (p);
+  else
+    {
+      plan_sample (p, p->n.pages, npages);
+      p->n.calls += (p->end - p->start + RT_CALL_BYTES - 1) / RT_CALL_BYTES;
+    }
+  p->n.pages += npages;
+  p->n.runs++;
+  p->start = p->end = 0;
 }
 
 /* Whether the memory between segments FROM and TO (sorted indices) is
@@ -412,30 +557,62 @@ segments_adjacent (const struct segment *segs, size_t from, size_t to)
   return 1;
 }
 
+/* Adds NPAGES pages at ADDR, in segment SEG, to the plan.  Addresses
+   only ascend.  */
 static void
-run_add (struct runner *r, uintptr_t addr, size_t seg)
+plan_add (struct plan *p, uintptr_t addr, uint64_t npages, size_t seg)
 {
-  if (r->end != r->start)
+  if (p->end != p->start)
     {
-      if (addr == r->end
-          || (addr > r->end && (addr - r->end) / RT_PAGE <= r->max_gap
-              && segments_adjacent (r->segs, r->seg, seg)))
+      if (addr == p->end
+          || (addr > p->end && (addr - p->end) / RT_PAGE <= p->max_gap
+              && segments_adjacent (p->segs, p->seg, seg)))
         {
-          r->end = addr + RT_PAGE;
-          r->seg = seg;
+          p->end = addr + npages * RT_PAGE;
+          p->seg = seg;
           return;
         }
-      run_flush (r);
+      run_flush (p);
     }
-  r->start = addr;
-  r->end = addr + RT_PAGE;
-  r->seg = seg;
+  p->start = addr;
+  p->end = addr + npages * RT_PAGE;
+  p->seg = seg;
+}
+
+/* Adds file pages [LO, HI] of segment K, leaving out the pages an earlier
+   segment maps, so that every file page is planned once.  */
+static void
+plan_pages (struct plan *p, size_t k, uint64_t lo, uint64_t hi)
+{
+  const struct segment *segs = p->segs;
+  while (lo <= hi)
+    {
+      size_t j = 0;
+      while (j < k && !(segs[j].first <= lo && lo <= segs[j].last))
+        j++;
+      if (j < k)
+        {
+          if (segs[j].last >= hi)
+            return;
+          lo = segs[j].last + 1;
+          continue;
+        }
+      uint64_t end = hi;
+      for (j = 0; j < k; j++)
+        if (segs[j].first > lo && segs[j].first <= end)
+          end = segs[j].first - 1;
+      plan_add (p, segs[k].delta + lo * RT_PAGE, end - lo + 1, k);
+      if (end == hi)
+        return;
+      lo = end + 1;
+    }
 }
 
 /* The PT_LOADs that map file pages, sorted by address, into SEGS (room
-   for RT_PHNUM_MAX).  A segment whose address and offset disagree modulo
-   the page size cannot have been mapped and is left out.  */
-static size_t
+   for RT_LOADS_MAX).  A segment whose address and offset disagree modulo
+   the page size cannot have been mapped and is left out.  Returns their
+   number, or -1 when there are more than RT_LOADS_MAX.  */
+static long
 segments_collect (const struct image *im, struct segment *segs)
 {
   size_t n = 0;
@@ -446,6 +623,8 @@ segments_collect (const struct image *im, struct segment *segs)
           || (ph->p_vaddr - ph->p_offset) % RT_PAGE != 0
           || ph->p_filesz > UINT64_MAX - ph->p_offset)
         continue;
+      if (n == RT_LOADS_MAX)
+        return -1;
       struct segment s;
       s.first = ph->p_offset / RT_PAGE;
       s.last = (ph->p_offset + ph->p_filesz - 1) / RT_PAGE;
@@ -456,17 +635,7 @@ segments_collect (const struct image *im, struct segment *segs)
         segs[j] = segs[j - 1];
       segs[j] = s;
     }
-  return n;
-}
-
-/* Whether PAGE is mapped by one of the first K segments.  */
-static int
-page_seen (const struct segment *segs, size_t k, uint64_t page)
-{
-  for (size_t j = 0; j < k; j++)
-    if (segs[j].first <= page && page <= segs[j].last)
-      return 1;
-  return 0;
+  return (long) n;
 }
 
 /* Word W of the bitmap BITS of NBYTES bytes; past the last whole word the
@@ -488,29 +657,82 @@ bits_word (const unsigned char *bits, uint64_t nbytes, uint64_t w)
   return v;
 }
 
-/* Adds the set pages in [FIRST, LAST] of segment K to R.  */
+/* Plans the runs of set bits in [FIRST, LAST] of segment K.  */
 static void
-scan_segment (const unsigned char *bits, uint64_t nbytes,
-              const struct segment *segs, size_t k, uint64_t first,
-              uint64_t last, struct runner *r)
+scan_segment (const unsigned char *bits, uint64_t nbytes, struct plan *p,
+              size_t k, uint64_t first, uint64_t last)
 {
+  int open = 0;
+  uint64_t lo = 0;
   for (uint64_t w = first / 64; w <= last / 64; w++)
     {
       uint64_t word = bits_word (bits, nbytes, w);
-      if (word == 0)
-        continue;
       if (w == first / 64)
         word &= ~(uint64_t) 0 << (first % 64);
       if (w == last / 64 && last % 64 != 63)
         word &= ((uint64_t) 1 << (last % 64 + 1)) - 1;
-      while (word != 0)
+      unsigned pos = 0;
+      while (pos < 64)
         {
-          uint64_t page = w * 64 + (uint64_t) __builtin_ctzll (word);
-          word &= word - 1;
-          if (!page_seen (segs, k, page))
-            run_add (r, segs[k].delta + page * RT_PAGE, k);
+          if (!open)
+            {
+              uint64_t rest = word >> pos;
+              if (rest == 0)
+                break;
+              pos += (unsigned) __builtin_ctzll (rest);
+              lo = w * 64 + pos;
+              open = 1;
+            }
+          uint64_t zeros = ~(word >> pos);
+          unsigned ones = zeros == 0 ? 64 - pos
+                                     : (unsigned) __builtin_ctzll (zeros);
+          if (ones > 64 - pos)
+            ones = 64 - pos;
+          pos += ones;
+          if (pos < 64)
+            {
+              plan_pages (p, k, lo, w * 64 + pos - 1);
+              open = 0;
+            }
         }
     }
+  if (open)
+    plan_pages (p, k, lo, last);
+}
+
+/* Builds the whole plan: in full mode every page of every segment, else
+   the set bits that fall in a segment.  */
+static void
+plan_build (struct plan *p, const struct pbitmap_header *h, size_t nsegs,
+            int full)
+{
+  const unsigned char *bits = (const unsigned char *) h + PBITMAP_HEADER_SIZE;
+  uint64_t nbytes = h->capacity / 8 + (h->capacity % 8 != 0);
+  const struct segment *segs = p->segs;
+  for (size_t k = 0; k < nsegs; k++)
+    if (full)
+      plan_pages (p, k, segs[k].first, segs[k].last);
+    else if (segs[k].first < h->capacity)
+      {
+        uint64_t last = segs[k].last < h->capacity ? segs[k].last
+                                                    : h->capacity - 1;
+        scan_segment (bits, nbytes, p, k, segs[k].first, last);
+      }
+  run_flush (p);
+}
+
+/* Whether every sampled page is resident, by mincore on its address.  No
+   sample (nothing planned) is not resident: there is nothing to skip.  */
+static int
+plan_resident (const struct plan *p)
+{
+  unsigned char vec[RT_SAMPLES];
+  if (p->nsample == 0)
+    return 0;
+  for (unsigned i = 0; i < p->nsample; i++)
+    if (rt_mincore (p->sample[i], RT_PAGE, &vec[i]) != 0 || !(vec[i] & 1))
+      return 0;
+  return 1;
 }
 
 /* ---- the core --------------------------------------------------------- */
@@ -518,43 +740,48 @@ scan_segment (const unsigned char *bits, uint64_t nbytes,
 enum status
 {
   ST_WILLNEED,
+  ST_POPULATE,
+  ST_FULL,
+  ST_CACHED,
   ST_EMPTY,
   ST_INVALID,
   ST_OFF
 };
 
-/* Finds IM's region and prefetches what it marks.  */
+/* Finds IM's region and prefetches what it marks, as OPTS say.  */
 static enum status
-prefetch (const struct image *im, struct counts *n)
+prefetch (const struct image *im, unsigned opts, struct counts *n)
 {
   const struct pbitmap_header *h = region_header (im);
   if (h == NULL)
     return ST_INVALID;
-  if (!(h->flags & PBITMAP_F_FILLED) || h->pages_set == 0
-      || h->capacity == 0)
+  unsigned mode = opts & OPT_MODE;
+  int full = mode == MODE_FULL;
+  if (!full && (!(h->flags & PBITMAP_F_FILLED) || h->pages_set == 0
+                || h->capacity == 0))
     return ST_EMPTY;
 
-  const unsigned char *bits = (const unsigned char *) h + PBITMAP_HEADER_SIZE;
-  uint64_t nbytes = h->capacity / 8 + (h->capacity % 8 != 0);
-  struct segment segs[RT_PHNUM_MAX];
-  size_t nsegs = segments_collect (im, segs);
+  struct segment segs[RT_LOADS_MAX];
+  long nsegs = segments_collect (im, segs);
+  if (nsegs < 0)
+    return ST_INVALID;
 
-  struct runner r;
-  r.start = r.end = 0;
-  r.seg = 0;
-  r.max_gap = h->max_gap;
-  r.segs = segs;
-  r.n.pages = r.n.runs = r.n.calls = 0;
-  for (size_t k = 0; k < nsegs; k++)
-    if (segs[k].first < h->capacity)
-      {
-        uint64_t last = segs[k].last < h->capacity ? segs[k].last
-                                                    : h->capacity - 1;
-        scan_segment (bits, nbytes, segs, k, segs[k].first, last, &r);
-      }
-  run_flush (&r);
-  *n = r.n;
-  return ST_WILLNEED;
+  struct plan p;
+  if (!(opts & OPT_NOCHECK))
+    {
+      plan_init (&p, segs, h->max_gap, 0);
+      plan_build (&p, h, (size_t) nsegs, full);
+      *n = p.n;
+      if (plan_resident (&p))
+        return ST_CACHED;
+    }
+  plan_init (&p, segs, h->max_gap,
+             mode == MODE_POPULATE ? RT_MADV_POPULATE_READ : RT_MADV_WILLNEED);
+  plan_build (&p, h, (size_t) nsegs, full);
+  *n = p.n;
+  if (full)
+    return ST_FULL;
+  return p.advice == RT_MADV_POPULATE_READ ? ST_POPULATE : ST_WILLNEED;
 }
 
 /* What one run did, for the debug line.  */
@@ -571,7 +798,7 @@ struct outcome
 
 struct line
 {
-  char buf[RT_NAME_MAX + 120];
+  char buf[2 * RT_NAME_MAX + 128];
   size_t len;
 };
 
@@ -598,9 +825,19 @@ line_u64 (struct line *l, uint64_t v)
     l->buf[l->len++] = digits[--n];
 }
 
-/* Prints the one line, with one write.  NAME may be null.  */
 static void
-report (const char *name, size_t name_max, const struct outcome *o)
+line_field (struct line *l, const char *key, uint64_t v)
+{
+  line_str (l, key, 16);
+  line_u64 (l, v);
+}
+
+/* Prints the one line for an object, with one write.  NAME may be null.
+   VIA, when not null, names the program whose runtime did the work for
+   this object (a library prefetched by the executable).  */
+static void
+report (const char *name, size_t name_max, const struct outcome *o,
+        const char *via)
 {
   struct line l;
   l.len = 0;
@@ -610,14 +847,20 @@ report (const char *name, size_t name_max, const struct outcome *o)
   switch (o->st)
     {
     case ST_WILLNEED:
-      line_str (&l, "willneed pages=", 32);
-      line_u64 (&l, o->n.pages);
-      line_str (&l, " runs=", 16);
-      line_u64 (&l, o->n.runs);
-      line_str (&l, " calls=", 16);
-      line_u64 (&l, o->n.calls);
-      line_str (&l, " us=", 16);
-      line_u64 (&l, o->us);
+    case ST_POPULATE:
+    case ST_FULL:
+      line_str (&l, o->st == ST_WILLNEED ? "willneed"
+                    : o->st == ST_POPULATE ? "populate" : "full", 16);
+      line_field (&l, " pages=", o->n.pages);
+      line_field (&l, " runs=", o->n.runs);
+      line_field (&l, " calls=", o->n.calls);
+      line_field (&l, " us=", o->us);
+      break;
+    case ST_CACHED:
+      line_str (&l, "cached", 16);
+      line_field (&l, " pages=", o->n.pages);
+      line_field (&l, " runs=", o->n.runs);
+      line_field (&l, " us=", o->us);
       break;
     case ST_EMPTY:
       line_str (&l, "empty bitmap", 32);
@@ -628,6 +871,11 @@ report (const char *name, size_t name_max, const struct outcome *o)
     case ST_OFF:
       line_str (&l, "off", 32);
       break;
+    }
+  if (via != NULL)
+    {
+      line_str (&l, " via ", 16);
+      line_str (&l, via, RT_NAME_MAX);
     }
   if (l.len == sizeof l.buf)
     l.len--;
@@ -644,60 +892,17 @@ now_ns (void)
   return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
 }
 
-/* ---- the hooks -------------------------------------------------------- */
-
-/* Runs the core on this object, as OPTS say.  */
-static void
-run (unsigned opts, struct outcome *o)
+static uint64_t
+us_since (uint64_t t0)
 {
-  uint64_t t0 = 0;
-  o->n.pages = o->n.runs = o->n.calls = 0;
-  o->us = 0;
-  o->have_image = 0;
-  o->st = ST_OFF;
-  if (opts & OPT_DEBUG)
-    t0 = now_ns ();
-  if (!(opts & OPT_OFF))
-    {
-      o->have_image = image_find (&o->im) == 0;
-      o->st = o->have_image ? prefetch (&o->im, &o->n) : ST_INVALID;
-    }
-  if (opts & OPT_DEBUG)
-    {
-      uint64_t t1 = now_ns ();
-      o->us = t1 > t0 ? (t1 - t0) / 1000 : 0;
-    }
+  uint64_t t1 = now_ns ();
+  return t1 > t0 ? (t1 - t0) / 1000 : 0;
 }
 
-#if defined PBITMAP_HOOK_EXEC
-
-void
-__pbitmap_preinit (int argc, char **argv, char **envp)
-{
-  /* A static executable may have run this from its entry stub already.  */
-  if (!__pbitmap_first_run ())
-    return;
-  unsigned opts = options (envp);
-  struct outcome o;
-  run (opts, &o);
-  if (opts & OPT_DEBUG)
-    report (argc > 0 && argv != NULL ? argv[0] : NULL, RT_NAME_MAX, &o);
-}
-
-/* glibc runs .preinit_array entries, in executables only, before any
-   constructor, with (argc, argv, envp).  In a dynamic executable this is
-   the earliest hook: the dynamic linker runs it before the initializers
-   of the libraries, and jumps to the entry point only after them.  In a
-   static one the plugin makes the entry stub (entry.S) the entry point,
-   and this entry is the fallback.  */
-static void (*const pbitmap_preinit_entry) (int, char **, char **)
-  __attribute__ ((section (".preinit_array"), aligned (sizeof (void *)),
-                  used)) = __pbitmap_preinit;
-
-#else /* PBITMAP_HOOK_SHARED */
+/* ---- the dynamic section ---------------------------------------------- */
 
 /* Whether [ADDR, ADDR + LEN) lies inside the file-backed part of one
-   readable PT_LOAD; if so, *AVAIL is how many bytes from ADDR do.  */
+   readable PT_LOAD of IM; if so, *AVAIL is how many bytes from ADDR do.  */
 static int
 image_readable (const struct image *im, uintptr_t addr, size_t len,
                 size_t *avail)
@@ -717,25 +922,24 @@ image_readable (const struct image *im, uintptr_t addr, size_t len,
   return 0;
 }
 
-/* The address of the string table from DT_STRTAB's d_ptr, which the
-   dynamic linker may or may not have relocated in place.  */
+/* The address a DT_* d_ptr stands for: the dynamic linker may or may not
+   have relocated it in place.  0 when neither lies in IM.  */
 static uintptr_t
-strtab_address (const struct image *im, uintptr_t d_ptr)
+dyn_address (const struct image *im, uintptr_t d_ptr, size_t len)
 {
   size_t avail;
-  if (image_readable (im, d_ptr, 1, &avail))
+  if (image_readable (im, d_ptr, len, &avail))
     return d_ptr;
-  if (image_readable (im, d_ptr + im->bias, 1, &avail))
+  if (image_readable (im, d_ptr + im->bias, len, &avail))
     return d_ptr + im->bias;
   return 0;
 }
 
-/* DT_SONAME of this library, read without trusting anything: every
-   address is checked to lie in the library's own mapped file bytes.  */
-static const char *
-lib_name (const struct image *im, size_t *max)
+/* IM's dynamic section, checked to lie in its mapped file bytes, and
+   the number of entries that do; null without one.  */
+static const rt_dyn *
+image_dynamic (const struct image *im, size_t *ndyn)
 {
-  const char *fallback = "lib";
   const rt_phdr *dyn_ph = NULL;
   for (size_t i = 0; i < im->phnum; i++)
     if (image_phdr (im, i)->p_type == PT_DYNAMIC)
@@ -744,55 +948,327 @@ lib_name (const struct image *im, size_t *max)
   uintptr_t dyn_addr = dyn_ph != NULL ? im->bias + dyn_ph->p_vaddr : 0;
   if (dyn_ph == NULL || dyn_addr % 8 != 0
       || !image_readable (im, dyn_addr, sizeof (rt_dyn), &avail))
-    return fallback;
-
-  const rt_dyn *dyn = (const rt_dyn *) dyn_addr;
+    return NULL;
   if (avail > dyn_ph->p_filesz)
     avail = dyn_ph->p_filesz;
-  size_t ndyn = avail / sizeof (rt_dyn);
-  uint64_t soname = 0, strsz = 0;
-  uintptr_t strtab = 0;
-  int have_soname = 0;
-  for (size_t i = 0; i < ndyn && dyn[i].d_tag != DT_NULL; i++)
-    switch (dyn[i].d_tag)
+  *ndyn = avail / sizeof (rt_dyn);
+  return (const rt_dyn *) dyn_addr;
+}
+
+/* The d_un of IM's first dynamic entry TAG, in *VAL; 0 if there is one.  */
+static int
+dyn_value (const struct image *im, int64_t tag, uint64_t *val)
+{
+  size_t ndyn = 0;
+  const rt_dyn *dyn = image_dynamic (im, &ndyn);
+  for (size_t i = 0; dyn != NULL && i < ndyn && dyn[i].d_tag != DT_NULL; i++)
+    if (dyn[i].d_tag == tag)
       {
-      case DT_SONAME:
-        soname = dyn[i].d_un.d_val;
-        have_soname = 1;
-        break;
-      case DT_STRTAB:
-        strtab = strtab_address (im, dyn[i].d_un.d_ptr);
-        break;
-      case DT_STRSZ:
-        strsz = dyn[i].d_un.d_val;
-        break;
+        *val = dyn[i].d_un.d_val;
+        return 0;
       }
-  if (!have_soname || strtab == 0 || soname >= strsz
-      || !image_readable (im, strtab + soname, 1, &avail))
-    return fallback;
-  if (avail > strsz - soname)
-    avail = strsz - soname;
+  return -1;
+}
+
+/* The string at offset OFF of IM's dynamic string table, with *MAX cut
+   to the bytes it may span; null if anything is out of place.  */
+static const char *
+dyn_string (const struct image *im, uint64_t off, size_t *max)
+{
+  uint64_t strtab_ptr, strsz;
+  size_t avail;
+  if (dyn_value (im, DT_STRTAB, &strtab_ptr) != 0
+      || dyn_value (im, DT_STRSZ, &strsz) != 0 || off >= strsz)
+    return NULL;
+  uintptr_t strtab = dyn_address (im, strtab_ptr, 1);
+  if (strtab == 0 || !image_readable (im, strtab + off, 1, &avail))
+    return NULL;
+  if (avail > strsz - off)
+    avail = strsz - off;
   if (*max > avail)
     *max = avail;
-  return (const char *) (strtab + soname);
+  return (const char *) (strtab + off);
 }
+
+/* DT_SONAME of the object IM, or "lib".  */
+static const char *
+object_name (const struct image *im, size_t *max)
+{
+  uint64_t soname;
+  const char *name = NULL;
+  if (dyn_value (im, DT_SONAME, &soname) == 0)
+    name = dyn_string (im, soname, max);
+  return name != NULL ? name : "lib";
+}
+
+/* ---- the hooks -------------------------------------------------------- */
+
+/* Runs the core on the object IM (null: this object), as OPTS say.  */
+static void
+run (unsigned opts, const struct image *im, struct outcome *o)
+{
+  uint64_t t0 = 0;
+  o->n.pages = o->n.runs = o->n.calls = 0;
+  o->us = 0;
+  o->have_image = 0;
+  o->st = ST_OFF;
+  if (opts & OPT_DEBUG)
+    t0 = now_ns ();
+  if ((opts & OPT_MODE) != MODE_OFF)
+    {
+      if (im != NULL)
+        {
+          o->im = *im;
+          o->have_image = 1;
+        }
+      else
+        o->have_image = image_find (&o->im) == 0;
+      o->st = o->have_image ? prefetch (&o->im, opts, &o->n) : ST_INVALID;
+    }
+  if (opts & OPT_DEBUG)
+    o->us = us_since (t0);
+}
+
+#if defined PBITMAP_HOOK_EXEC
+
+/* The public heads of glibc's struct r_debug and struct link_map
+   (<link.h>), which the dynamic linker keeps for debuggers.  */
+struct rt_link_map
+{
+  uintptr_t l_addr;
+  const char *l_name;
+  const rt_dyn *l_ld;
+  const struct rt_link_map *l_next;
+  const struct rt_link_map *l_prev;
+};
+
+struct rt_r_debug
+{
+  int r_version;
+  const struct rt_link_map *r_map;
+};
+
+/* Whether the kernel says [ADDR, ADDR + LEN) can be read.  */
+static int
+memory_readable (uintptr_t addr, size_t len)
+{
+  if (addr == 0 || len == 0 || addr > UINTPTR_MAX - len)
+    return 0;
+  for (uintptr_t page = addr & ~(uintptr_t) (RT_PAGE - 1);
+       page <= addr + len - 1; page += RT_PAGE)
+    if (page == 0 || !rt_readable (page))
+      return 0;
+  return 1;
+}
+
+/* The headers of the loaded object M: the ELF header must be at l_addr
+   (where a shared object's first PT_LOAD, at address 0, puts it), valid,
+   and its PT_DYNAMIC must be M's l_ld.  */
+static int
+object_image (const struct rt_link_map *m, struct image *im)
+{
+  uintptr_t eh = m->l_addr;
+  if (eh == 0 || eh % RT_PAGE != 0 || !memory_readable (eh, RT_PAGE)
+      || image_from_ehdr ((const rt_ehdr *) eh, im) != 0 || im->bias != eh)
+    return -1;
+  size_t ndyn;
+  if (image_dynamic (im, &ndyn) != m->l_ld)
+    return -1;
+  return 0;
+}
+
+/* Whether the string S, of which at most MAX bytes may be read, is B.  */
+static int
+str_equal_max (const char *s, const char *b, size_t max)
+{
+  for (size_t i = 0; i < max; i++)
+    {
+      if (s[i] != b[i])
+        return 0;
+      if (s[i] == '\0')
+        return 1;
+    }
+  return 0;
+}
+
+/* The symbol NAME in IM's dynamic symbol table, found through its GNU
+   hash table with every read checked; null if absent or unexpected.  */
+static const Elf64_Sym *
+object_symbol (const struct image *im, const char *name)
+{
+  uint64_t hash_ptr, symtab_ptr;
+  if (dyn_value (im, DT_GNU_HASH, &hash_ptr) != 0
+      || dyn_value (im, DT_SYMTAB, &symtab_ptr) != 0)
+    return NULL;
+  uintptr_t ht = dyn_address (im, hash_ptr, 16);
+  uintptr_t symtab = dyn_address (im, symtab_ptr, sizeof (Elf64_Sym));
+  size_t avail;
+  if (ht == 0 || ht % 8 != 0 || symtab == 0 || symtab % 8 != 0
+      || !image_readable (im, ht, 16, &avail))
+    return NULL;
+  const uint32_t *hw = (const uint32_t *) ht;
+  uint64_t nbuckets = hw[0], symoffset = hw[1], bloom_size = hw[2];
+  if (nbuckets == 0 || bloom_size == 0
+      || 16 + bloom_size * 8 + nbuckets * 4 > avail)
+    return NULL;
+  const uint64_t *bloom = (const uint64_t *) (ht + 16);
+  const uint32_t *buckets = (const uint32_t *) (bloom + bloom_size);
+  const uint32_t *chain = buckets + nbuckets;
+  uint64_t chain_max = (avail - 16 - bloom_size * 8 - nbuckets * 4) / 4;
+
+  uint32_t h = 5381;
+  for (const char *c = name; *c != '\0'; c++)
+    h = h * 33 + (unsigned char) *c;
+  uint64_t word = bloom[(h / 64) % bloom_size];
+  uint64_t mask = ((uint64_t) 1 << (h % 64))
+                  | ((uint64_t) 1 << ((h >> (hw[3] % 32)) % 64));
+  if ((word & mask) != mask)
+    return NULL;
+
+  for (uint64_t i = buckets[h % nbuckets]; i >= symoffset; i++)
+    {
+      if (i - symoffset >= chain_max)
+        return NULL;
+      uint32_t h2 = chain[i - symoffset];
+      const Elf64_Sym *sym = (const Elf64_Sym *) (symtab + i * sizeof *sym);
+      if ((h2 | 1) == (h | 1)
+          && image_readable (im, (uintptr_t) sym, sizeof *sym, &avail))
+        {
+          size_t max = RT_NAME_MAX;
+          const char *s = dyn_string (im, sym->st_name, &max);
+          if (s != NULL && str_equal_max (s, name, max))
+            return sym;
+        }
+      if (h2 & 1)
+        return NULL;
+    }
+  return NULL;
+}
+
+/* Tells the library IM that its pages were seen to: sets its runtime's
+   mark (see the library hook below) from TODO to DONE, if it has one
+   exactly where it should be: an 8-byte object in the file-backed part
+   of a writable PT_LOAD, outside PT_GNU_RELRO, holding TODO.  */
+static void
+object_mark (const struct image *im)
+{
+  const Elf64_Sym *sym = object_symbol (im, RT_MARK_NAME);
+  if (sym == NULL || ELF64_ST_TYPE (sym->st_info) != STT_OBJECT
+      || sym->st_shndx == SHN_UNDEF || sym->st_size != 8)
+    return;
+  uintptr_t addr = im->bias + sym->st_value;
+  int writable = 0;
+  for (size_t i = 0; i < im->phnum; i++)
+    {
+      const rt_phdr *ph = image_phdr (im, i);
+      uintptr_t start = im->bias + ph->p_vaddr;
+      if (ph->p_type == PT_GNU_RELRO && addr + 8 > start
+          && addr < start + ph->p_memsz)
+        return;
+      if (ph->p_type == PT_LOAD && (ph->p_flags & (PF_R | PF_W)) == (PF_R | PF_W)
+          && addr >= start && ph->p_filesz >= 8
+          && addr - start <= ph->p_filesz - 8)
+        writable = 1;
+    }
+  volatile uint64_t *mark = (volatile uint64_t *) addr;
+  if (writable && addr % 8 == 0 && *mark == RT_MARK_TODO)
+    *mark = RT_MARK_DONE;
+}
+
+/* Prefetches, as OPTS say, every object the dynamic linker has loaded
+   with this executable (EXE) that has a valid bitmap with work in it,
+   and marks each one done for its own runtime.  The list is glibc's,
+   found through the executable's DT_DEBUG; the executable itself comes
+   first in it and is left out.  */
+static void
+walk_objects (unsigned opts, const struct image *exe, const char *via)
+{
+  uint64_t r_ptr;
+  size_t ndyn;
+  const rt_dyn *exe_dyn = image_dynamic (exe, &ndyn);
+  if (dyn_value (exe, DT_DEBUG, &r_ptr) != 0 || r_ptr % 8 != 0
+      || !memory_readable (r_ptr, sizeof (struct rt_r_debug)))
+    return;
+  const struct rt_r_debug *r = (const struct rt_r_debug *) r_ptr;
+  if (r->r_version < 1)
+    return;
+  const struct rt_link_map *m = r->r_map;
+  for (unsigned count = 0; m != NULL && count < RT_OBJECTS_MAX;
+       count++, m = m->l_next)
+    {
+      if ((uintptr_t) m % 8 != 0 || !memory_readable ((uintptr_t) m, sizeof *m))
+        return;
+      struct image im;
+      if (count == 0 || m->l_ld == exe_dyn || object_image (m, &im) != 0)
+        continue;
+      struct outcome o;
+      run (opts, &im, &o);
+      if (o.st == ST_EMPTY || o.st == ST_INVALID)
+        continue;
+      object_mark (&im);
+      if (opts & OPT_DEBUG)
+        {
+          size_t max = RT_NAME_MAX;
+          const char *name = object_name (&im, &max);
+          report (name, max, &o, via);
+        }
+    }
+}
+
+void
+__pbitmap_preinit (int argc, char **argv, char **envp)
+{
+  /* A static executable may have run this from its entry stub already.  */
+  if (!__pbitmap_first_run ())
+    return;
+  unsigned opts = options (envp);
+  const char *name = argc > 0 && argv != NULL ? argv[0] : NULL;
+  struct outcome o;
+  run (opts, NULL, &o);
+  if (opts & OPT_DEBUG)
+    report (name, RT_NAME_MAX, &o, NULL);
+  if (o.have_image)
+    walk_objects (opts, &o.im, name != NULL ? name : "?");
+}
+
+/* glibc runs .preinit_array entries, in executables only, before any
+   constructor, with (argc, argv, envp).  In a dynamic executable this is
+   the earliest hook: the dynamic linker runs it before the initializers
+   of the libraries, and jumps to the entry point only after them.  In a
+   static one the plugin makes the entry stub (entry.S) the entry point,
+   and this entry is the fallback.  */
+static void (*const pbitmap_preinit_entry) (int, char **, char **)
+  __attribute__ ((section (".preinit_array"), aligned (sizeof (void *)),
+                  used)) = __pbitmap_preinit;
+
+#else /* PBITMAP_HOOK_SHARED */
+
+/* RT_MARK_TODO until the executable's runtime, walking the libraries
+   loaded with it from its .preinit_array hook, has prefetched this one
+   and set it to RT_MARK_DONE.  Its one exported name lets the executable
+   find it; this object's code uses the local name, PC-relative.  */
+static volatile uint64_t pbitmap_mark = RT_MARK_TODO;
+extern volatile uint64_t __pbitmap_mark
+  __attribute__ ((alias ("pbitmap_mark"), visibility ("default")));
 
 void
 __pbitmap_init (int argc, char **argv, char **envp)
 {
   (void) argc;
   (void) argv;
+  if (pbitmap_mark == RT_MARK_DONE)
+    return;
   unsigned opts = options (envp);
   struct outcome o;
-  run (opts, &o);
+  run (opts, NULL, &o);
   if (!(opts & OPT_DEBUG))
     return;
   /* With the prefetch off the headers were not looked at yet.  */
   if (!o.have_image)
     o.have_image = image_find (&o.im) == 0;
   size_t max = RT_NAME_MAX;
-  const char *name = o.have_image ? lib_name (&o.im, &max) : "lib";
-  report (name, max, &o);
+  const char *name = o.have_image ? object_name (&o.im, &max) : "lib";
+  report (name, max, &o, NULL);
 }
 
 /* glibc passes (argc, argv, envp) to .init_array entries too.  */

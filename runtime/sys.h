@@ -26,6 +26,7 @@
 #define SYS_RT_WRITE 1
 #define SYS_RT_CLOSE 3
 #define SYS_RT_RT_SIGPROCMASK 14
+#define SYS_RT_MINCORE 27
 #define SYS_RT_MADVISE 28
 #define SYS_RT_CLOCK_GETTIME 228
 #define SYS_RT_OPENAT 257
@@ -34,6 +35,8 @@
 #define RT_O_RDONLY 0
 #define RT_O_CLOEXEC 02000000
 #define RT_MADV_WILLNEED 3
+#define RT_MADV_POPULATE_READ 22
+#define RT_EINVAL 22
 #define RT_CLOCK_MONOTONIC 1
 
 struct rt_timespec
@@ -117,6 +120,14 @@ static inline long
 rt_madvise (unsigned long addr, unsigned long len, int advice)
 {
   return rt_syscall3 (SYS_RT_MADVISE, (long) addr, (long) len, advice);
+}
+
+/* VEC gets one byte per page of [ADDR, ADDR + LEN); bit 0 says the page
+   is resident and up to date (a page still being read is not).  */
+static inline long
+rt_mincore (unsigned long addr, unsigned long len, unsigned char *vec)
+{
+  return rt_syscall3 (SYS_RT_MINCORE, (long) addr, (long) len, (long) vec);
 }
 
 /* Not the vDSO: finding it needs the auxiliary vector and a symbol
