@@ -61,10 +61,12 @@
  *     headers and region check out, each line ending in "via PROGRAM".  A
  *     library linked with pbitmap has its own copy of this runtime, in its
  *     .init_array; the executable tells that copy its work is done by
- *     setting the copy's exported 8-byte mark, __pbitmap_mark, from
- *     "pbm-todo" to "pbm-done", after checking that it is an object of
- *     that size and value in the library's writable, non-RELRO data.  The
- *     copy then does nothing.  A library loaded later by dlopen, or into
+ *     setting the copy's 8-byte mark from "pbm-todo" to "pbm-done".  It
+ *     finds the mark without a symbol (a version script may hide any):
+ *     the copy's .init_array entry points at a stub preceded by 16 bytes,
+ *     "pbm-mark" and the mark's offset from there; the mark must lie in
+ *     the library's writable, non-RELRO file data and hold "pbm-todo".
+ *     The copy then does nothing.  A library loaded later by dlopen, or into
  *     a program without the runtime, keeps "pbm-todo" and prefetches
  *     itself.  (A residency sample cannot tell the copy: right after
  *     WILLNEED the pages are in the page cache but not yet read, and
@@ -111,10 +113,10 @@ typedef Elf64_Dyn rt_dyn;
 #define RT_LOADS_MAX 16u
 #define RT_OBJECTS_MAX 4096u
 
-/* The library runtime's mark (see the library hook at the end), by its
-   exported name, and its two values, "pbm-todo" and "pbm-done" as
-   little-endian bytes.  */
-#define RT_MARK_NAME "__pbitmap_mark"
+/* The library runtime's mark (see the library hook at the end): the tag
+   before its .init_array stub and the mark's two values, "pbm-todo" and
+   "pbm-done", as little-endian bytes.  */
+#define RT_MARK_TAG 0x6b72616d2d6d6270ull
 #define RT_MARK_TODO 0x6f646f742d6d6270ull
 #define RT_MARK_DONE 0x656e6f642d6d6270ull
 
@@ -1077,87 +1079,44 @@ object_image (const struct rt_link_map *m, struct image *im)
   return 0;
 }
 
-/* Whether the string S, of which at most MAX bytes may be read, is B.  */
-static int
-str_equal_max (const char *s, const char *b, size_t max)
+/* The address of the library IM's mark, from the 16 bytes before one of
+   its .init_array entries: RT_MARK_TAG, then the mark's offset from the
+   second 8 bytes.  0 if no entry has them.  */
+static uintptr_t
+object_mark_address (const struct image *im)
 {
-  for (size_t i = 0; i < max; i++)
+  uint64_t arr_ptr, arr_size;
+  if (dyn_value (im, DT_INIT_ARRAY, &arr_ptr) != 0
+      || dyn_value (im, DT_INIT_ARRAYSZ, &arr_size) != 0
+      || arr_size == 0 || arr_size % 8 != 0 || arr_size > RT_PAGE)
+    return 0;
+  uintptr_t arr = dyn_address (im, arr_ptr, arr_size);
+  if (arr == 0 || arr % 8 != 0)
+    return 0;
+  for (size_t i = 0; i < arr_size / 8; i++)
     {
-      if (s[i] != b[i])
-        return 0;
-      if (s[i] == '\0')
-        return 1;
+      uintptr_t f = ((const uintptr_t *) arr)[i];
+      size_t avail;
+      if (f % 16 != 0 || f < 16 || !image_readable (im, f - 16, 16, &avail))
+        continue;
+      const uint64_t *desc = (const uint64_t *) (f - 16);
+      if (desc[0] == RT_MARK_TAG)
+        return (uintptr_t) &desc[1] + desc[1];
     }
   return 0;
 }
 
-/* The symbol NAME in IM's dynamic symbol table, found through its GNU
-   hash table with every read checked; null if absent or unexpected.  */
-static const Elf64_Sym *
-object_symbol (const struct image *im, const char *name)
-{
-  uint64_t hash_ptr, symtab_ptr;
-  if (dyn_value (im, DT_GNU_HASH, &hash_ptr) != 0
-      || dyn_value (im, DT_SYMTAB, &symtab_ptr) != 0)
-    return NULL;
-  uintptr_t ht = dyn_address (im, hash_ptr, 16);
-  uintptr_t symtab = dyn_address (im, symtab_ptr, sizeof (Elf64_Sym));
-  size_t avail;
-  if (ht == 0 || ht % 8 != 0 || symtab == 0 || symtab % 8 != 0
-      || !image_readable (im, ht, 16, &avail))
-    return NULL;
-  const uint32_t *hw = (const uint32_t *) ht;
-  uint64_t nbuckets = hw[0], symoffset = hw[1], bloom_size = hw[2];
-  if (nbuckets == 0 || bloom_size == 0
-      || 16 + bloom_size * 8 + nbuckets * 4 > avail)
-    return NULL;
-  const uint64_t *bloom = (const uint64_t *) (ht + 16);
-  const uint32_t *buckets = (const uint32_t *) (bloom + bloom_size);
-  const uint32_t *chain = buckets + nbuckets;
-  uint64_t chain_max = (avail - 16 - bloom_size * 8 - nbuckets * 4) / 4;
-
-  uint32_t h = 5381;
-  for (const char *c = name; *c != '\0'; c++)
-    h = h * 33 + (unsigned char) *c;
-  uint64_t word = bloom[(h / 64) % bloom_size];
-  uint64_t mask = ((uint64_t) 1 << (h % 64))
-                  | ((uint64_t) 1 << ((h >> (hw[3] % 32)) % 64));
-  if ((word & mask) != mask)
-    return NULL;
-
-  for (uint64_t i = buckets[h % nbuckets]; i >= symoffset; i++)
-    {
-      if (i - symoffset >= chain_max)
-        return NULL;
-      uint32_t h2 = chain[i - symoffset];
-      const Elf64_Sym *sym = (const Elf64_Sym *) (symtab + i * sizeof *sym);
-      if ((h2 | 1) == (h | 1)
-          && image_readable (im, (uintptr_t) sym, sizeof *sym, &avail))
-        {
-          size_t max = RT_NAME_MAX;
-          const char *s = dyn_string (im, sym->st_name, &max);
-          if (s != NULL && str_equal_max (s, name, max))
-            return sym;
-        }
-      if (h2 & 1)
-        return NULL;
-    }
-  return NULL;
-}
-
 /* Tells the library IM that its pages were seen to: sets its runtime's
-   mark (see the library hook below) from TODO to DONE, if it has one
-   exactly where it should be: an 8-byte object in the file-backed part
-   of a writable PT_LOAD, outside PT_GNU_RELRO, holding TODO.  */
+   mark from TODO to DONE, if it has one exactly where it should be: 8
+   aligned bytes in the file-backed part of a writable PT_LOAD, outside
+   PT_GNU_RELRO, holding TODO.  */
 static void
 object_mark (const struct image *im)
 {
-  const Elf64_Sym *sym = object_symbol (im, RT_MARK_NAME);
-  if (sym == NULL || ELF64_ST_TYPE (sym->st_info) != STT_OBJECT
-      || sym->st_shndx == SHN_UNDEF || sym->st_size != 8)
-    return;
-  uintptr_t addr = im->bias + sym->st_value;
+  uintptr_t addr = object_mark_address (im);
   int writable = 0;
+  if (addr == 0 || addr % 8 != 0)
+    return;
   for (size_t i = 0; i < im->phnum; i++)
     {
       const rt_phdr *ph = image_phdr (im, i);
@@ -1165,13 +1124,14 @@ object_mark (const struct image *im)
       if (ph->p_type == PT_GNU_RELRO && addr + 8 > start
           && addr < start + ph->p_memsz)
         return;
-      if (ph->p_type == PT_LOAD && (ph->p_flags & (PF_R | PF_W)) == (PF_R | PF_W)
+      if (ph->p_type == PT_LOAD
+          && (ph->p_flags & (PF_R | PF_W)) == (PF_R | PF_W)
           && addr >= start && ph->p_filesz >= 8
           && addr - start <= ph->p_filesz - 8)
         writable = 1;
     }
   volatile uint64_t *mark = (volatile uint64_t *) addr;
-  if (writable && addr % 8 == 0 && *mark == RT_MARK_TODO)
+  if (writable && *mark == RT_MARK_TODO)
     *mark = RT_MARK_DONE;
 }
 
@@ -1245,18 +1205,33 @@ static void (*const pbitmap_preinit_entry) (int, char **, char **)
 
 /* RT_MARK_TODO until the executable's runtime, walking the libraries
    loaded with it from its .preinit_array hook, has prefetched this one
-   and set it to RT_MARK_DONE.  Its one exported name lets the executable
-   find it; this object's code uses the local name, PC-relative.  */
-static volatile uint64_t pbitmap_mark = RT_MARK_TODO;
-extern volatile uint64_t __pbitmap_mark
-  __attribute__ ((alias ("pbitmap_mark"), visibility ("default")));
+   and set it to RT_MARK_DONE.  */
+PBITMAP_HIDDEN volatile uint64_t __pbitmap_mark = RT_MARK_TODO;
+
+/* The .init_array entry: a stub that jumps to __pbitmap_init, preceded by
+   the tag and the mark's offset, by which the executable's runtime finds
+   the mark (object_mark_address).  In assembly, so that the three stay
+   together in this order.  */
+__asm__ ("\t.section .text.__pbitmap_init_stub,\"ax\",@progbits\n"
+         "\t.p2align 4\n"
+         "\t.ascii \"pbm-mark\"\n"
+         "\t.quad __pbitmap_mark - .\n"
+         "\t.globl __pbitmap_init_stub\n"
+         "\t.hidden __pbitmap_init_stub\n"
+         "\t.type __pbitmap_init_stub, @function\n"
+         "__pbitmap_init_stub:\n"
+         "\tendbr64\n"
+         "\tjmp __pbitmap_init\n"
+         "\t.size __pbitmap_init_stub, . - __pbitmap_init_stub\n"
+         "\t.previous\n");
+PBITMAP_HIDDEN void __pbitmap_init_stub (int argc, char **argv, char **envp);
 
 void
 __pbitmap_init (int argc, char **argv, char **envp)
 {
   (void) argc;
   (void) argv;
-  if (pbitmap_mark == RT_MARK_DONE)
+  if (__pbitmap_mark == RT_MARK_DONE)
     return;
   unsigned opts = options (envp);
   struct outcome o;
@@ -1274,6 +1249,6 @@ __pbitmap_init (int argc, char **argv, char **envp)
 /* glibc passes (argc, argv, envp) to .init_array entries too.  */
 static void (*const pbitmap_init_entry) (int, char **, char **)
   __attribute__ ((section (".init_array"), aligned (sizeof (void *)),
-                  used)) = __pbitmap_init;
+                  used)) = __pbitmap_init_stub;
 
 #endif

@@ -1,5 +1,5 @@
-# symbol-offset.awk: from `llvm-readelf -lW --dyn-syms`, print the file
-# offset of the dynamic symbol NAME (-v name=...): its value, moved from
+# symbol-offset.awk: from `llvm-readelf -lW --syms`, print the file
+# offset of the symbol NAME (-v name=...): its value, moved from
 # the address of the PT_LOAD that maps it to that PT_LOAD's file offset.
 $1 == "LOAD" { n++; off[n] = hex($2); vaddr[n] = hex($3); filesz[n] = hex($5) }
 $NF == name && $2 ~ /^[0-9a-f]+$/ { value = hex("0x" $2) }
