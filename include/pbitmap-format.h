@@ -33,7 +33,13 @@
  *                         16-byte slot holds, relative to itself, the
  *                         entry stub and the original entry point (0 when
  *                         e_entry was not redirected); see doc/format.md
- *   72  u64 reserved[3]   zero
+ *   72  s64 mark          0, or the address of the shared-library runtime's
+ *                         8-byte mark minus this field's address (set by
+ *                         the linker like entry; kept by fills).  The
+ *                         mark holds "pbm-todo" until the executable's
+ *                         runtime prefetches the library and writes
+ *                         "pbm-done"; see doc/format.md
+ *   80  u64 reserved[2]   zero
  *   96  u8  bits[]        ceil(capacity / 8) bytes, then zero padding
  *
  * Every multi-byte field is in the byte order of the ELF file (EI_DATA).
@@ -95,6 +101,10 @@
 #define PBITMAP_OFF_FLAGS 56
 #define PBITMAP_OFF_MAX_GAP 60
 #define PBITMAP_OFF_ENTRY 64
+#define PBITMAP_OFF_MARK 72
+/* The struct below still spells mark as reserved[0] (elfpatch reads
+   reserved[0..2] from PBITMAP_OFF_RESERVED); offset 80 starts the two
+   words that really are reserved.  */
 #define PBITMAP_OFF_RESERVED 72
 
 /* The region header in the byte order of the machine reading it.  The
@@ -116,7 +126,8 @@ struct pbitmap_header
   uint32_t flags;
   uint32_t max_gap;
   uint64_t entry;               /* signed: slot address - field address */
-  uint64_t reserved[3];
+  uint64_t reserved[3];         /* [0] is mark, signed: mark address -
+                                   field address; [1] and [2] zero */
 };
 
 _Static_assert (sizeof (struct pbitmap_header) == PBITMAP_HEADER_SIZE,

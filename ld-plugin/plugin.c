@@ -390,6 +390,18 @@ executable_runtime (void)
           && (tv_linker_output == LDPO_EXEC || tv_linker_output == LDPO_PIE));
 }
 
+/* Which header field the linker sets: the entry field of an executable
+ * and the mark field of a shared library, when their runtime is linked. */
+static enum reserve_link
+region_link (void)
+{
+  if (executable_runtime ())
+    return RESERVE_LINK_ENTRY;
+  if (!opt_no_runtime && tv_linker_output == LDPO_DYN)
+    return RESERVE_LINK_MARK;
+  return RESERVE_LINK_NONE;
+}
+
 /* The temporary object: under $TMPDIR like the linker's own temporaries. */
 static int
 create_reserve_file (void)
@@ -425,7 +437,7 @@ add_reserve_object (void)
   if (fd < 0)
     return LDPS_ERR;
   status = reserve_write_object (fd, reserve_path, &target, capacity,
-                                 executable_runtime ());
+                                 region_link ());
   if (close (fd) != 0 && status == 0)
     {
       plugin_message (LDPL_FATAL, "%s: %s", reserve_path, strerror (errno));

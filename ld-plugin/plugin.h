@@ -17,9 +17,12 @@
 /* Hidden symbols shared with the runtime (runtime/prefetch.c and
  * runtime/entry.S).  The region object defines the first at the region's
  * first byte; the executable runtime defines the second at its entry
- * slot, which its entry-point stub reads the original entry point from. */
+ * slot, which its entry-point stub reads the original entry point from;
+ * the shared-library runtime defines the third at its 8-byte mark, which
+ * the executable's runtime sets once it has prefetched the library. */
 #define PBITMAP_REGION_SYMBOL "__pbitmap_region"
 #define PBITMAP_ENTRY_SLOT_SYMBOL "__pbitmap_entry_slot"
+#define PBITMAP_MARK_SYMBOL "__pbitmap_mark"
 
 /* The ELF flavour of the link, taken from its first relocatable input:
  * the generated object must match it or the linker refuses it. */
@@ -37,16 +40,25 @@ struct reserve_target
 void plugin_message (enum ld_plugin_level level, const char *fmt, ...)
   __attribute__ ((format (printf, 2, 3)));
 
+/* Which header field of the region the linker fills in, and with the
+ * distance to which runtime symbol (x86-64 only). */
+enum reserve_link
+{
+  RESERVE_LINK_NONE,    /* neither: no runtime, or a relocatable link */
+  RESERVE_LINK_ENTRY,   /* entry, PBITMAP_ENTRY_SLOT_SYMBOL: executables */
+  RESERVE_LINK_MARK     /* mark, PBITMAP_MARK_SYMBOL: shared libraries */
+};
+
 /* reserve.c: write to FD (named PATH, for messages) a relocatable object
  * for TARGET holding a region of CAPACITY pages in .note.pbitmap, the
  * hidden symbol PBITMAP_REGION_SYMBOL at its start, the GNU property note
  * that keeps the output's CET/BTI marking, and an empty .note.GNU-stack.
- * With ENTRY_SLOT (and an x86-64 target) the region's entry field is
- * relocated to hold the distance to PBITMAP_ENTRY_SLOT_SYMBOL, which the
- * link must then define.  Returns 0, or -1 after an error message. */
+ * On an x86-64 target the field LINK names is relocated to hold the
+ * distance to its symbol, which the link must then define.  Returns 0, or
+ * -1 after an error message. */
 int reserve_write_object (int fd, const char *path,
                           const struct reserve_target *target,
-                          uint64_t capacity, bool entry_slot);
+                          uint64_t capacity, enum reserve_link link);
 
 /* patch.c: outcome of patch_output. */
 enum patch_result

@@ -24,12 +24,17 @@
  *                       symbol's address is PC-relative, with no GOT entry
  *                       and no dynamic relocation, and a runtime linked
  *                       without this object fails to link.
- *   .rela.note.pbitmap  only when asked for (x86-64 executables with the
- *                       runtime): one R_X86_64_PC64 at the header's entry
- *                       field against the runtime's hidden entry slot, so
- *                       that the linker stores there the distance from the
- *                       field to the slot, and patch.c can find the slot
- *                       after the link without a symbol table.
+ *   .rela.note.pbitmap  only when asked for, on x86-64: one
+ *                       R_X86_64_PC64 against a hidden symbol of the
+ *                       runtime, so that the linker stores at a header
+ *                       field the distance from the field to the symbol.
+ *                       In executables with the runtime it is the entry
+ *                       field and the entry slot, so that patch.c finds
+ *                       the slot after the link without a symbol table;
+ *                       in shared libraries with the runtime, the mark
+ *                       field and the runtime's mark, so that the
+ *                       executable's runtime finds the library's mark
+ *                       from the library's region alone.
  */
 
 #include <inttypes.h>
@@ -71,11 +76,13 @@ static const char shstrtab[] =
 /* Symbol names, in the order of the symbol string table. */
 static const char strtab[] =
   "\0" PBITMAP_REGION_SYMBOL
-  "\0" PBITMAP_ENTRY_SLOT_SYMBOL;
+  "\0" PBITMAP_ENTRY_SLOT_SYMBOL
+  "\0" PBITMAP_MARK_SYMBOL;
 #define NAME_REGION_SYMBOL 1
 #define NAME_SLOT_SYMBOL (NAME_REGION_SYMBOL + sizeof PBITMAP_REGION_SYMBOL)
+#define NAME_MARK_SYMBOL (NAME_SLOT_SYMBOL + sizeof PBITMAP_ENTRY_SLOT_SYMBOL)
 #define SYM_REGION 1
-#define SYM_SLOT 2
+#define SYM_TARGET 2            /* the relocation's: slot or mark */
 
 #ifndef R_X86_64_PC64
 # define R_X86_64_PC64 24
@@ -212,15 +219,15 @@ set_header (Elf *elf, const struct reserve_target *t, size_t shstrndx)
 
 /* The symbol table in the target's layout, into BUF (at least 3 * 24
  * bytes): the null symbol, __pbitmap_region over the region in section
- * NOTE_NDX, and with WANT_SLOT the undefined entry slot.  Both are global
- * and hidden: visible to the other objects of the link, never exported.
- * Returns its size. */
+ * NOTE_NDX, and unless LINK is RESERVE_LINK_NONE the undefined symbol the
+ * relocation refers to.  Both are global and hidden: visible to the other
+ * objects of the link, never exported.  Returns its size. */
 static size_t
 build_symtab (const struct reserve_target *t, size_t note_ndx,
-              size_t region_size, bool want_slot, unsigned char *buf)
+              size_t region_size, enum reserve_link link, unsigned char *buf)
 {
   size_t entsize = t->elfclass == ELFCLASS64 ? 24 : 16;
-  size_t count = want_slot ? 3 : 2;
+  size_t count = link != RESERVE_LINK_NONE ? 3 : 2;
   struct
   {
     uint32_t name;
@@ -230,7 +237,8 @@ build_symtab (const struct reserve_target *t, size_t note_ndx,
   } syms[] = {
     { NAME_REGION_SYMBOL, GELF_ST_INFO (STB_GLOBAL, STT_OBJECT),
       (uint16_t) note_ndx, region_size },
-    { NAME_SLOT_SYMBOL, GELF_ST_INFO (STB_GLOBAL, STT_NOTYPE), SHN_UNDEF, 0 },
+    { link == RESERVE_LINK_MARK ? NAME_MARK_SYMBOL : NAME_SLOT_SYMBOL,
+      GELF_ST_INFO (STB_GLOBAL, STT_NOTYPE), SHN_UNDEF, 0 },
   };
 
   memset (buf, 0, count * entsize);
@@ -258,12 +266,14 @@ build_symtab (const struct reserve_target *t, size_t note_ndx,
 }
 
 /* The one relocation that makes the linker store, at the region's entry
- * field, the entry slot's address minus the field's (x86-64 only). */
+ * or mark field, the symbol's address minus the field's (x86-64 only). */
 static size_t
-build_rela (const struct reserve_target *t, unsigned char *buf)
+build_rela (const struct reserve_target *t, enum reserve_link link,
+            unsigned char *buf)
 {
-  put64 (buf, PBITMAP_OFF_ENTRY, t->data);
-  put64 (buf + 8, ((uint64_t) SYM_SLOT << 32) | R_X86_64_PC64, t->data);
+  put64 (buf, link == RESERVE_LINK_MARK ? PBITMAP_OFF_MARK : PBITMAP_OFF_ENTRY,
+         t->data);
+  put64 (buf + 8, ((uint64_t) SYM_TARGET << 32) | R_X86_64_PC64, t->data);
   put64 (buf + 16, 0, t->data);
   return 24;
 }
@@ -284,18 +294,18 @@ link_section (Elf_Scn *scn, size_t link, size_t info, GElf_Xword entsize,
   return gelf_update_shdr (scn, &shdr);
 }
 
-/* The symbol table, its string table and, with WANT_SLOT, the relocation
- * of the region NOTE. */
+/* The symbol table, its string table and, unless LINK is
+ * RESERVE_LINK_NONE, the relocation of the region NOTE. */
 static bool
 write_symbols (Elf *elf, const struct reserve_target *t, Elf_Scn *note,
-               size_t region_size, bool want_slot)
+               size_t region_size, enum reserve_link link)
 {
   static unsigned char symtab[3 * 24];
   static unsigned char rela[24];
   size_t word = t->elfclass == ELFCLASS64 ? 8 : 4;
   size_t entsize = t->elfclass == ELFCLASS64 ? 24 : 16;
   size_t symtab_size = build_symtab (t, elf_ndxscn (note), region_size,
-                                     want_slot, symtab);
+                                     link, symtab);
   Elf_Scn *sym, *str;
 
   sym = add_section (elf, NAME_SYMTAB, SHT_SYMTAB, 0, word,
@@ -305,17 +315,18 @@ write_symbols (Elf *elf, const struct reserve_target *t, Elf_Scn *note,
   if (sym == NULL || str == NULL
       || !link_section (sym, elf_ndxscn (str), 1, entsize, 0))
     return false;
-  if (!want_slot)
+  if (link == RESERVE_LINK_NONE)
     return true;
   return link_section (add_section (elf, NAME_RELA, SHT_RELA, 0, 8,
-                                    rela, build_rela (t, rela)),
+                                    rela, build_rela (t, link, rela)),
                        elf_ndxscn (sym), elf_ndxscn (note), 24,
                        SHF_INFO_LINK);
 }
 
 static int
 write_sections (Elf *elf, const struct reserve_target *t,
-                unsigned char *region, size_t region_size, bool want_slot)
+                unsigned char *region, size_t region_size,
+                enum reserve_link link)
 {
   static unsigned char property[32];
   size_t property_size = build_property (t, property);
@@ -330,7 +341,7 @@ write_sections (Elf *elf, const struct reserve_target *t,
                           t->elfclass == ELFCLASS64 ? 8 : 4,
                           property, property_size) == NULL)
       || add_section (elf, NAME_STACK, SHT_PROGBITS, 0, 1, NULL, 0) == NULL
-      || !write_symbols (elf, t, note, region_size, want_slot)
+      || !write_symbols (elf, t, note, region_size, link)
       || (strtab = add_section (elf, NAME_SHSTRTAB, SHT_STRTAB, 0, 1,
                                 (void *) shstrtab, sizeof shstrtab)) == NULL
       || set_header (elf, t, elf_ndxscn (strtab)) != 0
@@ -342,7 +353,7 @@ write_sections (Elf *elf, const struct reserve_target *t,
 int
 reserve_write_object (int fd, const char *path,
                       const struct reserve_target *target, uint64_t capacity,
-                      bool entry_slot)
+                      enum reserve_link link)
 {
   size_t region_size;
   unsigned char *region = build_region (capacity, target->data, &region_size);
@@ -358,8 +369,9 @@ reserve_write_object (int fd, const char *path,
   elf = elf_begin (fd, ELF_C_WRITE, NULL);
   if (elf != NULL)
     status = write_sections (elf, target, region, region_size,
-                             entry_slot && target->machine == EM_X86_64
-                             && target->elfclass == ELFCLASS64);
+                             target->machine == EM_X86_64
+                             && target->elfclass == ELFCLASS64
+                             ? link : RESERVE_LINK_NONE);
   if (status != 0)
     plugin_message (LDPL_FATAL, "%s: cannot write the region object: %s",
                     path, elf_errmsg (-1));

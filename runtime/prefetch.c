@@ -63,9 +63,10 @@
  *     .init_array; the executable tells that copy its work is done by
  *     setting the copy's 8-byte mark from "pbm-todo" to "pbm-done".  It
  *     finds the mark without a symbol (a version script may hide any):
- *     the copy's .init_array entry points at a stub preceded by 16 bytes,
- *     "pbm-mark" and the mark's offset from there; the mark must lie in
- *     the library's writable, non-RELRO file data and hold "pbm-todo".
+ *     the library's region header, already checked in step 3, has the
+ *     mark's address relative to its mark field, which the linker set
+ *     (doc/format.md); the mark must lie 8-aligned in the library's
+ *     writable, non-RELRO file data and hold "pbm-todo".
  *     The copy then does nothing.  A library loaded later by dlopen, or into
  *     a program without the runtime, keeps "pbm-todo" and prefetches
  *     itself.  (A residency sample cannot tell the copy: right after
@@ -113,10 +114,8 @@ typedef Elf64_Dyn rt_dyn;
 #define RT_LOADS_MAX 16u
 #define RT_OBJECTS_MAX 4096u
 
-/* The library runtime's mark (see the library hook at the end): the tag
-   before its .init_array stub and the mark's two values, "pbm-todo" and
-   "pbm-done", as little-endian bytes.  */
-#define RT_MARK_TAG 0x6b72616d2d6d6270ull
+/* The library runtime's mark (see the library hook at the end): its two
+   values, "pbm-todo" and "pbm-done", as little-endian bytes.  */
 #define RT_MARK_TODO 0x6f646f742d6d6270ull
 #define RT_MARK_DONE 0x656e6f642d6d6270ull
 
@@ -1079,31 +1078,20 @@ object_image (const struct rt_link_map *m, struct image *im)
   return 0;
 }
 
-/* The address of the library IM's mark, from the 16 bytes before one of
-   its .init_array entries: RT_MARK_TAG, then the mark's offset from the
-   second 8 bytes.  0 if no entry has them.  */
+/* The address of the library IM's mark, from its region header's mark
+   field: the field's own address plus the signed value in it.  0 when
+   the field is 0 (no library runtime) or the region is not valid.  */
 static uintptr_t
 object_mark_address (const struct image *im)
 {
-  uint64_t arr_ptr, arr_size;
-  if (dyn_value (im, DT_INIT_ARRAY, &arr_ptr) != 0
-      || dyn_value (im, DT_INIT_ARRAYSZ, &arr_size) != 0
-      || arr_size == 0 || arr_size % 8 != 0 || arr_size > RT_PAGE)
+  const struct pbitmap_header *h = region_header (im);
+  if (h == NULL)
     return 0;
-  uintptr_t arr = dyn_address (im, arr_ptr, arr_size);
-  if (arr == 0 || arr % 8 != 0)
+  /* reserved[0] is the mark field (PBITMAP_OFF_MARK).  */
+  const uint64_t *field = &h->reserved[0];
+  if (*field == 0)
     return 0;
-  for (size_t i = 0; i < arr_size / 8; i++)
-    {
-      uintptr_t f = ((const uintptr_t *) arr)[i];
-      size_t avail;
-      if (f % 16 != 0 || f < 16 || !image_readable (im, f - 16, 16, &avail))
-        continue;
-      const uint64_t *desc = (const uint64_t *) (f - 16);
-      if (desc[0] == RT_MARK_TAG)
-        return (uintptr_t) &desc[1] + desc[1];
-    }
-  return 0;
+  return (uintptr_t) field + (uintptr_t) *field;
 }
 
 /* Tells the library IM that its pages were seen to: sets its runtime's
@@ -1205,26 +1193,10 @@ static void (*const pbitmap_preinit_entry) (int, char **, char **)
 
 /* RT_MARK_TODO until the executable's runtime, walking the libraries
    loaded with it from its .preinit_array hook, has prefetched this one
-   and set it to RT_MARK_DONE.  */
+   and set it to RT_MARK_DONE.  The executable's runtime finds it through
+   this library's region header: the linker plugin has the linker store
+   there the distance from the header's mark field to this symbol.  */
 PBITMAP_HIDDEN volatile uint64_t __pbitmap_mark = RT_MARK_TODO;
-
-/* The .init_array entry: a stub that jumps to __pbitmap_init, preceded by
-   the tag and the mark's offset, by which the executable's runtime finds
-   the mark (object_mark_address).  In assembly, so that the three stay
-   together in this order.  */
-__asm__ ("\t.section .text.__pbitmap_init_stub,\"ax\",@progbits\n"
-         "\t.p2align 4\n"
-         "\t.ascii \"pbm-mark\"\n"
-         "\t.quad __pbitmap_mark - .\n"
-         "\t.globl __pbitmap_init_stub\n"
-         "\t.hidden __pbitmap_init_stub\n"
-         "\t.type __pbitmap_init_stub, @function\n"
-         "__pbitmap_init_stub:\n"
-         "\tendbr64\n"
-         "\tjmp __pbitmap_init\n"
-         "\t.size __pbitmap_init_stub, . - __pbitmap_init_stub\n"
-         "\t.previous\n");
-PBITMAP_HIDDEN void __pbitmap_init_stub (int argc, char **argv, char **envp);
 
 void
 __pbitmap_init (int argc, char **argv, char **envp)
@@ -1249,6 +1221,6 @@ __pbitmap_init (int argc, char **argv, char **envp)
 /* glibc passes (argc, argv, envp) to .init_array entries too.  */
 static void (*const pbitmap_init_entry) (int, char **, char **)
   __attribute__ ((section (".init_array"), aligned (sizeof (void *)),
-                  used)) = __pbitmap_init_stub;
+                  used)) = __pbitmap_init;
 
 #endif

@@ -13,38 +13,7 @@
 set -eu
 file=$1
 
-# s64 at file offset $1.
-s64 () {
-  od -An -td8 -j "$1" -N8 "$file" | tr -d ' '
-}
-
-# Symbol address (decimal) of $1 from nm, or empty.
-sym () {
-  a=$(nm "$file" | awk -v s="$1" '$3 == s { print $1; exit }')
-  [ -n "$a" ] && echo $((0x$a)) || true
-}
-
-# File offset of virtual address $1, from the PT_LOADs.
-offset_of () {
-  llvm-readelf -lW "$file" | awk -v va="$1" '
-    function hex(s,   i, v) {
-      v = 0
-      for (i = 3; i <= length(s); i++)
-        v = v * 16 + index("0123456789abcdef", tolower(substr(s, i, 1))) - 1
-      return v
-    }
-    $1 == "LOAD" && va >= hex($3) && va < hex($3) + hex($5) {
-      printf "%d\n", hex($2) + va - hex($3); exit
-    }'
-}
-
-eval "$(llvm-readelf -hlW "$file" | awk '
-  /Entry point address:/ { printf "e_entry=$((%s))\n", $4 }
-  $1 == "<unknown>:" && $2 == "0x64706d62" {
-    printf "region_off=$((%s)); region_va=$((%s))\n", $3, $4
-  }')"
-
-yes () { if [ "$1" = "$2" ]; then echo yes; else echo "no ($1 != $2)"; fi; }
+. "$(dirname "$0")/region-field.sh"
 
 entry=$(s64 $((region_off + 64)))
 stub_sym=$(sym __pbitmap_entry)
