@@ -133,7 +133,8 @@ header_decode (const unsigned char *raw, int msb, struct pbitmap_header *h)
   h->flags = get_u32 (raw + PBITMAP_OFF_FLAGS, msb);
   h->max_gap = get_u32 (raw + PBITMAP_OFF_MAX_GAP, msb);
   h->entry = get_u64 (raw + PBITMAP_OFF_ENTRY, msb);
-  for (int i = 0; i < 3; i++)
+  h->mark = get_u64 (raw + PBITMAP_OFF_MARK, msb);
+  for (int i = 0; i < 2; i++)
     h->reserved[i] = get_u64 (raw + PBITMAP_OFF_RESERVED + 8 * i, msb);
 }
 

@@ -102,10 +102,7 @@
 #define PBITMAP_OFF_MAX_GAP 60
 #define PBITMAP_OFF_ENTRY 64
 #define PBITMAP_OFF_MARK 72
-/* The struct below still spells mark as reserved[0] (elfpatch reads
-   reserved[0..2] from PBITMAP_OFF_RESERVED); offset 80 starts the two
-   words that really are reserved.  */
-#define PBITMAP_OFF_RESERVED 72
+#define PBITMAP_OFF_RESERVED 80
 
 /* The region header in the byte order of the machine reading it.  The
  * runtime may overlay it on its own mapped image (same byte order by
@@ -126,8 +123,8 @@ struct pbitmap_header
   uint32_t flags;
   uint32_t max_gap;
   uint64_t entry;               /* signed: slot address - field address */
-  uint64_t reserved[3];         /* [0] is mark, signed: mark address -
-                                   field address; [1] and [2] zero */
+  uint64_t mark;                /* signed: mark address - field address */
+  uint64_t reserved[2];
 };
 
 _Static_assert (sizeof (struct pbitmap_header) == PBITMAP_HEADER_SIZE,

@@ -1087,8 +1087,7 @@ object_mark_address (const struct image *im)
   const struct pbitmap_header *h = region_header (im);
   if (h == NULL)
     return 0;
-  /* reserved[0] is the mark field (PBITMAP_OFF_MARK).  */
-  const uint64_t *field = &h->reserved[0];
+  const uint64_t *field = &h->mark;
   if (*field == 0)
     return 0;
   return (uintptr_t) field + (uintptr_t) *field;
