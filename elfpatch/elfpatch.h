@@ -4,10 +4,12 @@
  * file read into memory, with its pbitmap region found and checked and
  * its identity computed; a trace (trace.c) is the parsed form of a trace
  * file; record.c makes traces, fill.c turns traces into the bits of an
- * image, show.c prints an image, and update.c writes a modified image back
- * atomically.  Every function that can fail prints its own one-line
- * message (elfpatch: error: FILE: ...) and returns -1, so callers only
- * pass failure up.
+ * image (with the max_gap device.c chooses), show.c prints an image, and
+ * update.c writes a modified image back atomically.  run.c is the
+ * launcher: it prefetches a program's bitmaps and those of the libraries
+ * ldpath.c finds, then execs it.  Every function that can fail prints its
+ * own one-line message (elfpatch: error: FILE: ...) and returns -1, so
+ * callers only pass failure up.
  */
 #ifndef ELFPATCH_H
 #define ELFPATCH_H
@@ -103,7 +105,8 @@ int image_open (const char *path, int for_update, struct image *img);
 void image_close (struct image *img);
 /* The bits of the region inside IMG->buf.  */
 unsigned char *image_bits (struct image *img);
-/* Stores pages_set, runs, flags from IMG->region.hdr into the buffer.  */
+/* Stores pages_set, runs, flags and max_gap from IMG->region.hdr into the
+   buffer.  */
 void image_store_header (struct image *img);
 
 /* Makes room for one more element in *ARRAY of *ALLOC elements of
@@ -120,6 +123,9 @@ struct page_range
   uint64_t first;
   uint64_t last;                /* inclusive */
 };
+
+/* qsort order of page ranges: by first page.  */
+int page_range_cmp (const void *a, const void *b);
 
 struct trace_block
 {
@@ -150,11 +156,57 @@ struct trace_block *trace_add_block (struct trace *t, const char *path);
 int trace_block_add_range (struct trace_block *b, uint64_t first,
                            uint64_t last);
 
+/* The region's max_gap (device.c): given with --max-gap, or from the
+   profile of a device, named or (DEVICE_AUTO) found under the binary, or
+   0 when neither option was given (DEVICE_NONE).  Slower devices come
+   later.  */
+enum device_kind { DEVICE_NONE, DEVICE_AUTO, DEVICE_NVME, DEVICE_SSD,
+                   DEVICE_HDD };
+
+struct gap_choice
+{
+  int explicit_gap;             /* --max-gap was given: it wins */
+  uint32_t max_gap;
+  enum device_kind device;
+};
+
+int device_parse (const char *name, enum device_kind *kind);
+/* The gap of a profile (not DEVICE_NONE or DEVICE_AUTO).  */
+uint32_t device_max_gap (enum device_kind kind);
+/* The gap C asks for a file on device DEV; WHY says how it was chosen.  */
+uint32_t device_choose_gap (const struct gap_choice *c, dev_t dev,
+                            char *why, size_t whysize);
+
+/* What finding a library needs to know of the object that needs it and
+   of the objects that loaded that one (ldpath.c).  */
+struct ld_object
+{
+  const struct ld_object *loader;       /* null for the executable */
+  const char *origin;                   /* its directory, for $ORIGIN */
+  const char *rpath;                    /* null when it has a DT_RUNPATH */
+  const char *runpath;
+  int nodeflib;                         /* DF_1_NODEFLIB */
+};
+
+/* Whether PATH is the library looked for (it opens, and is an ELF file of
+   the program's class and machine).  */
+typedef int (*ld_try_fn) (const char *path, void *arg);
+
+/* Tries the places of library NAME, needed by NEEDER, in the dynamic
+   linker's order until TRY accepts one; returns 1 and the path in *FOUND
+   (malloc'ed), or 0.  */
+int ld_search (const char *name, const struct ld_object *needer,
+               ld_try_fn try, void *arg, char **found);
+
 /* The commands.  Each returns the exit status.  */
 int record_command (char **argv, const char *output);
-int fill_command (char **traces, size_t n_traces, const char *binary);
+int fill_command (char **traces, size_t n_traces, const char *binary,
+                  const struct gap_choice *gap);
 int show_command (const char *binary);
 int clear_command (const char *binary);
+/* Prefetches PROG and its libraries, then execs it; returns only on
+   failure, with the shell's status (127 not found, 126 otherwise).  */
+int run_command (char **argv);
 
 /* Writes IMG->buf back over IMG->path atomically (update.c).  */
 int update_write_back (struct image *img);

@@ -15,8 +15,11 @@
  * counted in one warning.
  *
  * The fill writes pages_set and runs (caches of what the bits say, so the
- * runtime can skip an empty bitmap), sets PBITMAP_F_FILLED, and zeroes
- * the padding after the bits; max_gap and entry stay as they are.
+ * runtime can skip an empty bitmap), sets PBITMAP_F_FILLED, zeroes the
+ * padding after the bits, and sets max_gap for the device (device.c);
+ * entry and mark stay as they are.  A clear zeroes the bits, pages_set,
+ * runs, flags and max_gap: it undoes a fill, leaving the region as the
+ * linker wrote it.
  */
 
 #include <errno.h>
@@ -32,19 +35,12 @@
    order, not sorted) for one count at the end.  */
 typedef struct trace_block dropped_pages;
 
-static int
-range_cmp (const void *a, const void *b)
-{
-  const struct page_range *x = a, *y = b;
-  return x->first < y->first ? -1 : x->first > y->first;
-}
-
 /* Distinct pages in D; several traces may drop the same ones.  */
 static uint64_t
 dropped_count (dropped_pages *d)
 {
   if (d->n_ranges > 1)
-    qsort (d->ranges, d->n_ranges, sizeof *d->ranges, range_cmp);
+    qsort (d->ranges, d->n_ranges, sizeof *d->ranges, page_range_cmp);
   uint64_t count = 0, next = 0;       /* pages below NEXT are counted */
   for (size_t i = 0; i < d->n_ranges; i++)
     {
@@ -120,10 +116,11 @@ apply_trace (const char *path, struct image *img, unsigned char *bits,
   return rc;
 }
 
-/* Puts BITS (the new bitmap) and what it says into the region of IMG.
-   Returns whether anything changed.  */
+/* Puts BITS (the new bitmap), what it says, FLAGS and MAX_GAP into the
+   region of IMG.  Returns whether anything changed.  */
 static int
-store_bits (struct image *img, const unsigned char *bits, uint32_t flags)
+store_bits (struct image *img, const unsigned char *bits, uint32_t flags,
+            uint32_t max_gap)
 {
   struct region *r = &img->region;
   unsigned char *area = img->buf + r->offset + PBITMAP_OFF_PAGES_SET;
@@ -140,6 +137,7 @@ store_bits (struct image *img, const unsigned char *bits, uint32_t flags)
   r->hdr.pages_set = bits_count (bits, 0, r->hdr.capacity);
   r->hdr.runs = bits_runs (bits, r->hdr.capacity);
   r->hdr.flags = flags;
+  r->hdr.max_gap = max_gap;
   image_store_header (img);
 
   int changed = memcmp (before, area, area_size) != 0;
@@ -163,10 +161,11 @@ write_if_changed (struct image *img, int changed)
   return update_write_back (img);
 }
 
-/* Replaces the bitmap of BINARY: with the pages of TRACES for a fill,
-   with nothing for a clear.  */
+/* Replaces the bitmap of BINARY: with the pages of TRACES and the gap GAP
+   asks for in a fill, with nothing for a clear (GAP null).  */
 static int
-rewrite_bitmap (const char *binary, char **traces, size_t n_traces, int fill)
+rewrite_bitmap (const char *binary, char **traces, size_t n_traces,
+                const struct gap_choice *gap)
 {
   struct image img;
   unsigned char *bits = NULL;
@@ -191,8 +190,16 @@ rewrite_bitmap (const char *binary, char **traces, size_t n_traces, int fill)
                    "capacity of %" PRIu64 " pages dropped", binary, lost,
                    lost == 1 ? "" : "s", img.region.hdr.capacity);
 
-  uint32_t flags = fill ? img.region.hdr.flags | PBITMAP_F_FILLED : 0;
-  if (write_if_changed (&img, store_bits (&img, bits, flags)) != 0)
+  uint32_t flags = 0, max_gap = 0;
+  if (gap != NULL)
+    {
+      char why[256];
+      flags = img.region.hdr.flags | PBITMAP_F_FILLED;
+      max_gap = device_choose_gap (gap, img.st.st_dev, why, sizeof why);
+      elfpatch_note ("%s: max gap %" PRIu32 " pages (%s)", binary, max_gap,
+                     why);
+    }
+  if (write_if_changed (&img, store_bits (&img, bits, flags, max_gap)) != 0)
     goto out;
   elfpatch_note ("%s: %" PRIu64 " pages set in %" PRIu64 " runs", binary,
                  img.region.hdr.pages_set, img.region.hdr.runs);
@@ -206,13 +213,14 @@ out:
 }
 
 int
-fill_command (char **traces, size_t n_traces, const char *binary)
+fill_command (char **traces, size_t n_traces, const char *binary,
+              const struct gap_choice *gap)
 {
-  return rewrite_bitmap (binary, traces, n_traces, 1);
+  return rewrite_bitmap (binary, traces, n_traces, gap);
 }
 
 int
 clear_command (const char *binary)
 {
-  return rewrite_bitmap (binary, NULL, 0, 0);
+  return rewrite_bitmap (binary, NULL, 0, NULL);
 }

@@ -353,4 +353,5 @@ image_store_header (struct image *img)
   put_u64 (hdr + PBITMAP_OFF_PAGES_SET, img->region.hdr.pages_set, img->msb);
   put_u64 (hdr + PBITMAP_OFF_RUNS, img->region.hdr.runs, img->msb);
   put_u32 (hdr + PBITMAP_OFF_FLAGS, img->region.hdr.flags, img->msb);
+  put_u32 (hdr + PBITMAP_OFF_MAX_GAP, img->region.hdr.max_gap, img->msb);
 }

@@ -1,16 +1,19 @@
 /* main.c: elfpatch's options and dispatch.
  *
- * elfpatch does one of four things per run: --record runs a program and
+ * elfpatch does one of five things per run: --record runs a program and
  * writes a trace, --fill turns traces into a binary's bitmap, --show
- * prints it, --clear empties it.  Exactly one must be given.  Options are
- * parsed in order so that everything after --record's PROG belongs to
- * PROG ("elfpatch --record -o t ls -l" runs "ls -l"); "--" works too.
- * Usage errors exit with 64 (EX_USAGE), other errors with 1.
+ * prints it, --clear empties it, --run prefetches a program's bitmaps and
+ * execs it.  Exactly one must be given.  Options are parsed in order so
+ * that everything after the PROG of --record and --run belongs to PROG
+ * ("elfpatch --record -o t ls -l" runs "ls -l"); "--" works too.  Usage
+ * errors exit with 64 (EX_USAGE), other errors with 1; --run exits with
+ * its program's status, or 126 or 127 when it cannot exec it.
  */
 
 #include <argp.h>
 #include <errno.h>
 #include <error.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <sysexits.h>
 
@@ -21,9 +24,11 @@ int elfpatch_quiet;
 
 const char *argp_program_version = "elfpatch (" PACKAGE_NAME ") " PACKAGE_VERSION;
 
-enum mode { MODE_NONE, MODE_RECORD, MODE_FILL, MODE_SHOW, MODE_CLEAR };
+enum mode { MODE_NONE, MODE_RECORD, MODE_FILL, MODE_SHOW, MODE_CLEAR,
+            MODE_RUN };
 
-enum { OPT_RECORD = 256, OPT_FILL, OPT_SHOW, OPT_CLEAR };
+enum { OPT_RECORD = 256, OPT_FILL, OPT_SHOW, OPT_CLEAR, OPT_RUN, OPT_DEVICE,
+       OPT_MAX_GAP };
 
 static const struct argp_option options[] =
 {
@@ -35,8 +40,16 @@ static const struct argp_option options[] =
     "recorded it for this build of BINARY)", 1 },
   { "show", OPT_SHOW, NULL, 0, "Print BINARY's region and bitmap", 1 },
   { "clear", OPT_CLEAR, NULL, 0, "Empty BINARY's bitmap", 1 },
+  { "run", OPT_RUN, NULL, 0,
+    "Prefetch the bitmaps of PROG and its libraries, then exec PROG", 1 },
   { NULL, 0, NULL, 0, "Options:", 2 },
   { "output", 'o', "TRACE", 0, "Where --record writes the trace", 2 },
+  { "device", OPT_DEVICE, "DEVICE", 0,
+    "--fill plans reads for DEVICE: nvme, ssd, hdd, or auto (the device "
+    "BINARY is on); without it and --max-gap, runs are not merged", 2 },
+  { "max-gap", OPT_MAX_GAP, "PAGES", 0,
+    "--fill lets readers read through gaps of up to PAGES pages (wins over "
+    "--device)", 2 },
   { "quiet", 'q', NULL, 0, "Print no warnings", 2 },
   { "verbose", 'v', NULL, 0, "Say what is done", 2 },
   { NULL, 0, NULL, 0, NULL, 0 }
@@ -48,7 +61,9 @@ struct arguments
   const char *output;
   char **args;                  /* the non-option arguments */
   size_t n_args;
-  char **record_argv;           /* PROG and its arguments */
+  char **prog_argv;             /* PROG and its arguments */
+  struct gap_choice gap;
+  int gap_given;                /* --device or --max-gap */
 };
 
 static void
@@ -56,9 +71,23 @@ set_mode (struct argp_state *state, enum mode mode)
 {
   struct arguments *a = state->input;
   if (a->mode != MODE_NONE && a->mode != mode)
-    argp_error (state, "only one of --record, --fill, --show and --clear "
-                "may be given");
+    argp_error (state, "error: only one of --record, --fill, --show, --clear "
+                "and --run may be given");
   a->mode = mode;
+}
+
+/* PAGES for --max-gap: decimal, 0 to the field's largest value.  */
+static void
+parse_max_gap (struct argp_state *state, const char *arg, uint32_t *out)
+{
+  uint64_t v = 0;
+  const char *p = arg;
+  for (; *p >= '0' && *p <= '9' && v <= UINT32_MAX; p++)
+    v = v * 10 + (uint64_t) (*p - '0');
+  if (p == arg || *p != '\0' || v > UINT32_MAX)
+    argp_error (state, "error: --max-gap: '%s' is not a number of pages "
+                "(0 to %" PRIu32 ")", arg, UINT32_MAX);
+  *out = (uint32_t) v;
 }
 
 static error_t
@@ -79,8 +108,22 @@ parse_opt (int key, char *arg, struct argp_state *state)
     case OPT_CLEAR:
       set_mode (state, MODE_CLEAR);
       break;
+    case OPT_RUN:
+      set_mode (state, MODE_RUN);
+      break;
     case 'o':
       a->output = arg;
+      break;
+    case OPT_DEVICE:
+      if (device_parse (arg, &a->gap.device) != 0)
+        argp_error (state, "error: --device: unknown device '%s' (nvme, ssd, "
+                    "hdd or auto)", arg);
+      a->gap_given = 1;
+      break;
+    case OPT_MAX_GAP:
+      parse_max_gap (state, arg, &a->gap.max_gap);
+      a->gap.explicit_gap = 1;
+      a->gap_given = 1;
       break;
     case 'q':
       elfpatch_quiet = 1;
@@ -89,10 +132,10 @@ parse_opt (int key, char *arg, struct argp_state *state)
       elfpatch_verbose++;
       break;
     case ARGP_KEY_ARG:
-      if (a->mode == MODE_RECORD && a->n_args == 0)
+      if ((a->mode == MODE_RECORD || a->mode == MODE_RUN) && a->n_args == 0)
         {
           /* PROG: it and everything after it are the command.  */
-          a->record_argv = &state->argv[state->next - 1];
+          a->prog_argv = &state->argv[state->next - 1];
           state->next = state->argc;
           break;
         }
@@ -100,24 +143,29 @@ parse_opt (int key, char *arg, struct argp_state *state)
       break;
     case ARGP_KEY_END:
       if (a->mode == MODE_NONE)
-        argp_error (state, "one of --record, --fill, --show or --clear is "
-                    "required");
+        argp_error (state, "error: one of --record, --fill, --show, --clear "
+                    "or --run is required");
       if (a->output != NULL && a->mode != MODE_RECORD)
-        argp_error (state, "-o is only for --record");
-      if (a->mode == MODE_RECORD)
+        argp_error (state, "error: -o is only for --record");
+      if (a->gap_given && a->mode != MODE_FILL)
+        argp_error (state, "error: --device and --max-gap are only for "
+                    "--fill");
+      if (a->mode == MODE_RECORD || a->mode == MODE_RUN)
         {
-          if (a->record_argv == NULL && a->n_args > 0)
-            a->record_argv = a->args;
-          if (a->record_argv == NULL)
-            argp_error (state, "--record needs a program to run");
-          if (a->output == NULL)
-            argp_error (state, "--record needs -o TRACE");
+          const char *name = a->mode == MODE_RECORD ? "record" : "run";
+          if (a->prog_argv == NULL && a->n_args > 0)
+            a->prog_argv = a->args;
+          if (a->prog_argv == NULL)
+            argp_error (state, "error: --%s needs a program to run", name);
+          if (a->mode == MODE_RECORD && a->output == NULL)
+            argp_error (state, "error: --record needs -o TRACE");
         }
       else if (a->mode == MODE_FILL && a->n_args < 2)
-        argp_error (state, "--fill needs one or more traces and a binary");
+        argp_error (state, "error: --fill needs one or more traces and a "
+                    "binary");
       else if ((a->mode == MODE_SHOW || a->mode == MODE_CLEAR)
                && a->n_args != 1)
-        argp_error (state, "--%s needs exactly one binary",
+        argp_error (state, "error: --%s needs exactly one binary",
                     a->mode == MODE_SHOW ? "show" : "clear");
       break;
     default:
@@ -130,12 +178,15 @@ static const char args_doc[] =
   "--record -o TRACE [--] PROG [ARG...]\n"
   "--fill TRACE... BINARY\n"
   "--show BINARY\n"
-  "--clear BINARY";
+  "--clear BINARY\n"
+  "--run [--] PROG [ARG...]";
 
 static const char doc[] =
   "Record, fill, show and clear the start-up bitmap of a program linked "
   "with the pbitmap linker plugin."
-  "\vExit status: 0 on success, 1 on an error, 64 on a usage error.";
+  "\vExit status: 0 on success, 1 on an error, 64 on a usage error; "
+  "--run: PROG's status, 127 when PROG is not found, 126 when it cannot "
+  "be executed.";
 
 static const struct argp argp = { options, parse_opt, args_doc, doc, NULL,
                                   NULL, NULL };
@@ -157,16 +208,20 @@ main (int argc, char **argv)
   switch (a.mode)
     {
     case MODE_RECORD:
-      status = record_command (a.record_argv, a.output);
+      status = record_command (a.prog_argv, a.output);
       break;
     case MODE_FILL:
-      status = fill_command (a.args, a.n_args - 1, a.args[a.n_args - 1]);
+      status = fill_command (a.args, a.n_args - 1, a.args[a.n_args - 1],
+                             &a.gap);
       break;
     case MODE_SHOW:
       status = show_command (a.args[0]);
       break;
     case MODE_CLEAR:
       status = clear_command (a.args[0]);
+      break;
+    case MODE_RUN:
+      status = run_command (a.prog_argv);
       break;
     case MODE_NONE:
       break;

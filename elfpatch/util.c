@@ -108,6 +108,13 @@ read_at (const unsigned char *buf, int fd, uint64_t offset, void *out,
   return 0;
 }
 
+int
+page_range_cmp (const void *a, const void *b)
+{
+  const struct page_range *x = a, *y = b;
+  return x->first < y->first ? -1 : x->first > y->first;
+}
+
 uint64_t
 bits_count (const unsigned char *bits, uint64_t from, uint64_t to)
 {

@@ -1,0 +1,255 @@
+/* device.c: choose the region's max_gap for the device a binary is read
+ * from (elfpatch --fill --device=... / --max-gap=...).
+ *
+ * Whoever prefetches a bitmap (the runtime, elfpatch --run) turns the set
+ * pages into runs and issues one read per run.  Two runs separated by a
+ * gap of unneeded pages can instead be read as one: that costs reading
+ * the gap, and saves one I/O.  The gap is worth reading when reading it
+ * takes less time than one more I/O:
+ *
+ *     gap_bytes / bandwidth < 1 / IOPS
+ *     max_gap = floor (bandwidth / (IOPS * 4096))    (in pages)
+ *
+ * The region's max_gap field stores that threshold.  A device is
+ * summarised by a profile, its random-read IOPS and its sequential read
+ * bandwidth (decimal units, as vendors state them):
+ *
+ *     nvme   500,000 IOPS   3 GB/s     ->   1 page
+ *     ssd     20,000 IOPS   500 MB/s   ->   6 pages
+ *     hdd        200 IOPS   100 MB/s   -> 122 pages
+ *
+ * The nvme profile is a mid-range PCIe 3 drive at low queue depth, the ssd
+ * one a SATA drive (its interface caps it at ~550 MB/s), the hdd one a
+ * 7,200 rpm disk (seek plus half a rotation is ~5 ms).  The hdd profile
+ * also matches the throttled slow device of the design notes (200 IOPS,
+ * 100 MB/s: ~120 pages).
+ *
+ * --device=auto finds the device a file lives on: stat's st_dev names a
+ * block device in /sys/dev/block/MAJ:MIN (a file system without one, such
+ * as btrfs, is looked up in /proc/self/mountinfo to find its source
+ * device).  A partition is replaced by its whole disk; a device-mapper or
+ * md device by its members (slaves/), the slowest of them counting; a
+ * loop device by the device of its backing file.  The disk's
+ * queue/rotational says hdd; otherwise a name starting with "nvme" says
+ * nvme; anything else, and anything that cannot be found (tmpfs, NFS,
+ * overlay), is an ssd.  (Here DEVICE_AUTO stands for "not found".)
+ *
+ * auto is not the default.  Its answer depends on the machine that fills,
+ * which is often not the machine that runs the program (a package build),
+ * and a virtual disk commonly says it is rotational whatever backs it.
+ * A fill without --device or --max-gap writes 0, no merging, so that the
+ * same traces and options give the same bytes everywhere; -v says which
+ * gap was chosen and why.
+ */
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "elfpatch.h"
+
+struct device_profile
+{
+  const char *name;
+  uint64_t iops;
+  uint64_t bytes_per_second;
+};
+
+/* Indexed by enum device_kind, slowest last: "the slowest member" of a
+   stacked device is the one with the highest kind.  */
+static const struct device_profile profiles[] =
+{
+  [DEVICE_NONE] = { NULL, 0, 0 },
+  [DEVICE_AUTO] = { "auto", 0, 0 },
+  [DEVICE_NVME] = { "nvme", 500000, 3000000000u },
+  [DEVICE_SSD] = { "ssd", 20000, 500000000 },
+  [DEVICE_HDD] = { "hdd", 200, 100000000 },
+};
+
+/* Stacked devices (a loop file on a dm device on a partition) are
+   followed this deep at most.  */
+#define DEVICE_DEPTH_MAX 8
+
+int
+device_parse (const char *name, enum device_kind *kind)
+{
+  for (size_t i = 0; i < sizeof profiles / sizeof profiles[0]; i++)
+    if (profiles[i].name != NULL && strcmp (name, profiles[i].name) == 0)
+      {
+        *kind = (enum device_kind) i;
+        return 0;
+      }
+  return -1;
+}
+
+uint32_t
+device_max_gap (enum device_kind kind)
+{
+  const struct device_profile *p = &profiles[kind];
+  return (uint32_t) (p->bytes_per_second / (p->iops * PBITMAP_PAGE_SIZE));
+}
+
+/* The first line of sysfs file DIR/NAME into BUF, without its newline.  */
+static int
+read_sysfs (const char *dir, const char *name, char *buf, size_t size)
+{
+  char path[PATH_MAX];
+  snprintf (path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen (path, "re");
+  if (f == NULL)
+    return -1;
+  int rc = fgets (buf, (int) size, f) != NULL ? 0 : -1;
+  fclose (f);
+  buf[strcspn (buf, "\n")] = '\0';
+  return rc;
+}
+
+static enum device_kind classify_dev (dev_t dev, int depth, char *disk,
+                                      size_t disksize);
+
+/* The kind of the block device whose sysfs directory is DIR, or
+   DEVICE_AUTO when it cannot be told.  DISK receives the name of the disk
+   that decided.  */
+static enum device_kind
+classify_sysfs (const char *dir, int depth, char *disk, size_t disksize)
+{
+  char real[PATH_MAX], buf[PATH_MAX];
+  disk[0] = '\0';
+  if (depth > DEVICE_DEPTH_MAX || realpath (dir, real) == NULL)
+    return DEVICE_AUTO;
+  if (read_sysfs (real, "partition", buf, sizeof buf) == 0)
+    *strrchr (real, '/') = '\0';        /* the whole disk */
+
+  /* A loop device: the device of its backing file.  */
+  struct stat st;
+  if (read_sysfs (real, "loop/backing_file", buf, sizeof buf) == 0)
+    return stat (buf, &st) == 0
+           ? classify_dev (st.st_dev, depth + 1, disk, disksize) : DEVICE_AUTO;
+
+  /* Device-mapper, md: the slowest member.  */
+  char slaves_dir[PATH_MAX + 16];
+  snprintf (slaves_dir, sizeof slaves_dir, "%s/slaves", real);
+  DIR *slaves = opendir (slaves_dir);
+  enum device_kind slowest = DEVICE_AUTO;
+  if (slaves != NULL)
+    {
+      struct dirent *e;
+      char member[NAME_MAX + 32], member_disk[NAME_MAX + 1];
+      while ((e = readdir (slaves)) != NULL)
+        {
+          if (e->d_name[0] == '.')
+            continue;
+          snprintf (member, sizeof member, "/sys/class/block/%s", e->d_name);
+          enum device_kind k = classify_sysfs (member, depth + 1, member_disk,
+                                               sizeof member_disk);
+          if (k > slowest || (k == slowest && k != DEVICE_AUTO
+                              && strcmp (member_disk, disk) < 0))
+            {
+              slowest = k;
+              snprintf (disk, disksize, "%s", member_disk);
+            }
+        }
+      closedir (slaves);
+      if (slowest != DEVICE_AUTO)
+        return slowest;
+    }
+
+  snprintf (disk, disksize, "%s", strrchr (real, '/') + 1);
+  if (read_sysfs (real, "queue/rotational", buf, sizeof buf) == 0
+      && strcmp (buf, "1") == 0)
+    return DEVICE_HDD;
+  return strncmp (disk, "nvme", 4) == 0 ? DEVICE_NVME : DEVICE_SSD;
+}
+
+/* The source device of the file system mounted as DEV, from
+   /proc/self/mountinfo: "ID PARENT MAJ:MIN ROOT POINT OPTS... - TYPE
+   SOURCE SUPEROPTS".  */
+static int
+mount_source (dev_t dev, dev_t *source)
+{
+  FILE *f = fopen ("/proc/self/mountinfo", "re");
+  if (f == NULL)
+    return -1;
+  char *line = NULL;
+  size_t size = 0;
+  int rc = -1;
+  while (rc != 0 && getline (&line, &size, f) > 0)
+    {
+      char *sep = strstr (line, " - ");
+      char src[PATH_MAX];
+      unsigned maj, min;
+      struct stat st;
+      if (sscanf (line, "%*u %*u %u:%u", &maj, &min) != 2
+          || maj != major (dev) || min != minor (dev) || sep == NULL
+          || sscanf (sep, " - %*s %4095s", src) != 1 || src[0] != '/'
+          || stat (src, &st) != 0 || !S_ISBLK (st.st_mode))
+        continue;
+      *source = st.st_rdev;
+      rc = 0;
+    }
+  free (line);
+  fclose (f);
+  return rc;
+}
+
+static enum device_kind
+classify_dev (dev_t dev, int depth, char *disk, size_t disksize)
+{
+  char dir[64];
+  struct stat st;
+  snprintf (dir, sizeof dir, "/sys/dev/block/%u:%u", major (dev), minor (dev));
+  if (stat (dir, &st) != 0)
+    {
+      dev_t source;
+      if (mount_source (dev, &source) != 0 || source == dev)
+        return DEVICE_AUTO;
+      snprintf (dir, sizeof dir, "/sys/dev/block/%u:%u", major (source),
+                minor (source));
+    }
+  return classify_sysfs (dir, depth, disk, disksize);
+}
+
+uint32_t
+device_choose_gap (const struct gap_choice *c, dev_t dev, char *why,
+                   size_t whysize)
+{
+  if (c->explicit_gap)
+    {
+      snprintf (why, whysize, "--max-gap");
+      return c->max_gap;
+    }
+  enum device_kind kind = c->device;
+  char disk[NAME_MAX + 1] = "";
+  int len = 0;
+  if (kind == DEVICE_NONE)
+    {
+      snprintf (why, whysize, "no --device or --max-gap");
+      return 0;
+    }
+  if (kind == DEVICE_AUTO)
+    {
+      kind = classify_dev (dev, 0, disk, sizeof disk);
+      if (kind == DEVICE_AUTO)
+        {
+          kind = DEVICE_SSD;
+          len = snprintf (why, whysize, "--device=auto: no block device "
+                          "found, ");
+        }
+      else
+        len = snprintf (why, whysize, "--device=auto: %s, ", disk);
+    }
+  else
+    len = snprintf (why, whysize, "--device=");
+  const struct device_profile *p = &profiles[kind];
+  if (len >= 0 && (size_t) len < whysize)
+    snprintf (why + len, whysize - (size_t) len, "%s: %" PRIu64 " IOPS, %"
+              PRIu64 " MB/s", p->name, p->iops,
+              p->bytes_per_second / 1000000);
+  return device_max_gap (kind);
+}

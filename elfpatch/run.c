@@ -1,0 +1,560 @@
+/* run.c: the launcher, elfpatch --run PROG [ARG...].
+ *
+ * The runtime linked into a program prefetches its bitmap as early as the
+ * program itself can run code, but by then exec, the dynamic linker and
+ * the C library's start-up have already faulted in pages one by one.  The
+ * launcher starts earlier: it reads the bitmaps of PROG and of the shared
+ * libraries PROG will load, asks the kernel to read the marked pages
+ * (posix_fadvise POSIX_FADV_WILLNEED, which returns once the reads are
+ * queued), and then execs PROG in its own place: same argv, same
+ * environment, same pid, so PROG's exit status is the launcher's.
+ *
+ * The files are found as exec and ld.so find them: PROG through PATH as
+ * execvp does; its PT_INTERP; then, breadth first in ld.so's load order,
+ * the DT_NEEDED libraries of each object, each searched for as ldpath.c
+ * describes.  A name already looked for, or a file already seen (same
+ * device and inode), is not taken twice; a library that cannot be found
+ * is skipped (with -v, a warning says so).
+ *
+ * For each file only the headers, a few dynamic strings and the region
+ * are read (libelf reads lazily with ELF_C_READ), never the whole file.
+ * A file without a PT_PRESENT_BITMAP, or whose region is not filled or
+ * sets no page, is passed over silently; one whose region is damaged or
+ * cannot be read is passed over with a warning under -v.  Otherwise the
+ * set pages that lie in a PT_LOAD's file range are taken in ascending
+ * file order; pages separated by at most the header's max_gap unneeded
+ * pages form one run (reading the gap costs less than one more I/O, see
+ * device.c), and each run is advised in calls of at most 512 KiB, since
+ * the kernel cuts a longer call to its read-ahead window.  With -v one
+ * line per file prefetched goes to standard error:
+ *
+ *     elfpatch: run: FILE: pages=N runs=R calls=C
+ *
+ * where N counts the pages advised, gaps included.
+ *
+ * Nothing here can keep PROG from running: every problem with a bitmap
+ * is ignored, and only a failed exec is an error, with a shell's status:
+ * 127 when PROG is not found, 126 when it cannot be executed.
+ */
+
+#include <errno.h>
+#include <error.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "elfpatch.h"
+
+/* Largest posix_fadvise call.  */
+#define RUN_CALL_BYTES (512u * 1024u)
+
+/* Longest dynamic string (a DT_NEEDED name, a path list) read.  */
+#define RUN_STRING_MAX 4096u
+
+/* One file of the program: what the library search needs of it, and the
+   names of the libraries it needs.  */
+struct object
+{
+  struct ld_object ld;
+  char *path;
+  char *origin;
+  char *rpath;
+  char *runpath;
+  char **needed;
+  size_t n_needed, alloc;
+  dev_t dev;
+  ino_t ino;
+};
+
+struct launch
+{
+  struct object **objs;
+  size_t n_objs, alloc;
+  /* The executable's class, byte order and machine: every library must
+     match them.  */
+  int elfclass, data;
+  GElf_Half machine;
+  char *interp;
+};
+
+/* A file being opened: set by try_candidate when it accepts PATH.  */
+struct candidate
+{
+  struct launch *launch;
+  int fd;
+  Elf *elf;
+  struct stat st;
+};
+
+static void run_warn (const char *fmt, ...)
+  __attribute__ ((format (printf, 1, 2)));
+
+/* Warnings about bitmaps are for -v only: by default the launcher is as
+   quiet as the program it starts.  */
+static void
+run_warn (const char *fmt, ...)
+{
+  if (elfpatch_verbose <= 0 || elfpatch_quiet)
+    return;
+  char msg[PATH_MAX + 256];
+  va_list ap;
+  va_start (ap, fmt);
+  vsnprintf (msg, sizeof msg, fmt, ap);
+  va_end (ap);
+  elfpatch_warn ("%s", msg);
+}
+
+static int
+try_candidate (const char *path, void *arg)
+{
+  struct candidate *c = arg;
+  const struct launch *l = c->launch;
+  GElf_Ehdr eh;
+  Elf *elf = NULL;
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd >= 0 && fstat (fd, &c->st) == 0 && S_ISREG (c->st.st_mode)
+      && (elf = elf_begin (fd, ELF_C_READ, NULL)) != NULL
+      && elf_kind (elf) == ELF_K_ELF && gelf_getehdr (elf, &eh) != NULL
+      && (l->n_objs == 0 || (eh.e_ident[EI_CLASS] == l->elfclass
+                             && eh.e_ident[EI_DATA] == l->data
+                             && eh.e_machine == l->machine)))
+    {
+      c->fd = fd;
+      c->elf = elf;
+      return 1;
+    }
+  if (elf != NULL)
+    elf_end (elf);
+  if (fd >= 0)
+    close (fd);
+  return 0;
+}
+
+/* ---- the prefetch of one file ------------------------------------------ */
+
+struct run_plan
+{
+  int fd;
+  uint64_t max_gap;
+  uint64_t start, end;          /* pages of the run being built */
+  uint64_t pages, runs, calls;
+};
+
+static void
+plan_flush (struct run_plan *p)
+{
+  if (p->end == p->start)
+    return;
+  uint64_t from = p->start * PBITMAP_PAGE_SIZE, to = p->end * PBITMAP_PAGE_SIZE;
+  for (uint64_t at = from; at < to; at += RUN_CALL_BYTES)
+    {
+      uint64_t len = to - at < RUN_CALL_BYTES ? to - at : RUN_CALL_BYTES;
+      posix_fadvise (p->fd, (off_t) at, (off_t) len, POSIX_FADV_WILLNEED);
+      p->calls++;
+    }
+  p->pages += p->end - p->start;
+  p->runs++;
+  p->start = p->end;
+}
+
+static void
+plan_page (struct run_plan *p, uint64_t page)
+{
+  if (p->end != p->start && page - p->end <= p->max_gap)
+    {
+      p->end = page + 1;
+      return;
+    }
+  plan_flush (p);
+  p->start = page;
+  p->end = page + 1;
+}
+
+/* The file pages of ELF's PT_LOADs, sorted and merged, into *OUT.
+   Returns their number, or -1.  */
+static long
+load_ranges (Elf *elf, struct page_range **out)
+{
+  size_t phnum, n = 0;
+  *out = NULL;
+  if (elf_getphdrnum (elf, &phnum) != 0
+      || (*out = calloc (phnum + 1, sizeof **out)) == NULL)
+    return -1;
+  struct page_range *r = *out;
+  for (size_t i = 0; i < phnum; i++)
+    {
+      GElf_Phdr ph;
+      if (gelf_getphdr (elf, (int) i, &ph) == NULL || ph.p_type != PT_LOAD
+          || ph.p_filesz == 0 || ph.p_offset > UINT64_MAX - ph.p_filesz)
+        continue;
+      r[n].first = ph.p_offset >> PBITMAP_PAGE_SHIFT;
+      r[n].last = (ph.p_offset + ph.p_filesz - 1) >> PBITMAP_PAGE_SHIFT;
+      n++;
+    }
+  qsort (r, n, sizeof *r, page_range_cmp);
+  size_t m = 0;
+  for (size_t i = 0; i < n; i++)
+    if (m > 0 && r[i].first <= r[m - 1].last + 1)
+      r[m - 1].last = r[i].last > r[m - 1].last ? r[i].last : r[m - 1].last;
+    else
+      r[m++] = r[i];
+  return (long) m;
+}
+
+/* Whether ELF has a PT_PRESENT_BITMAP at all: a file without one is
+   passed over without a word.  */
+static int
+has_region (Elf *elf)
+{
+  size_t phnum;
+  if (elf_getphdrnum (elf, &phnum) != 0)
+    return 0;
+  for (size_t i = 0; i < phnum; i++)
+    {
+      GElf_Phdr ph;
+      if (gelf_getphdr (elf, (int) i, &ph) != NULL
+          && ph.p_type == PT_PRESENT_BITMAP)
+        return 1;
+    }
+  return 0;
+}
+
+/* Advises the pages the bitmap of the file PATH (open as FD and ELF)
+   marks.  */
+static void
+prefetch_file (const char *path, int fd, Elf *elf, uint64_t file_size)
+{
+  struct region r;
+  char why[256];
+  if (!has_region (elf))
+    return;
+  if (region_find (elf, NULL, fd, file_size, &r, why, sizeof why) != 0)
+    {
+      run_warn ("%s: %s; not prefetched", path, why);
+      return;
+    }
+  if (!(r.hdr.flags & PBITMAP_F_FILLED) || r.hdr.pages_set == 0)
+    return;
+
+  size_t nbytes = (size_t) pbitmap_bits_size (r.hdr.capacity);
+  unsigned char *bits = malloc (nbytes ? nbytes : 1);
+  struct page_range *loads = NULL;
+  long n_loads = -1;
+  if (bits == NULL
+      || read_at (NULL, fd, r.offset + PBITMAP_HEADER_SIZE, bits, nbytes) != 0)
+    {
+      run_warn ("%s: cannot read the bitmap: %s; not prefetched", path,
+                strerror (errno));
+      goto out;
+    }
+  if ((n_loads = load_ranges (elf, &loads)) < 0)
+    {
+      run_warn ("%s: cannot read the program headers: %s; not prefetched",
+                path, elf_errmsg (-1));
+      goto out;
+    }
+
+  struct run_plan p = { .fd = fd, .max_gap = r.hdr.max_gap };
+  for (long i = 0; i < n_loads; i++)
+    {
+      uint64_t last = loads[i].last < r.hdr.capacity
+                      ? loads[i].last : r.hdr.capacity - 1;
+      for (uint64_t page = loads[i].first; page <= last && page < r.hdr.capacity;
+           page++)
+        if ((page & 7) == 0 && bits[page >> 3] == 0 && last - page >= 7)
+          page += 7;            /* a byte without a set page */
+        else if (pbitmap_test (bits, page))
+          plan_page (&p, page);
+    }
+  plan_flush (&p);
+  if (p.runs > 0 && elfpatch_verbose > 0)
+    fprintf (stderr, "%s: run: %s: pages=%" PRIu64 " runs=%" PRIu64
+             " calls=%" PRIu64 "\n", program_invocation_name, path, p.pages,
+             p.runs, p.calls);
+
+out:
+  free (loads);
+  free (bits);
+}
+
+/* ---- what a file needs ------------------------------------------------- */
+
+/* The file offset of address ADDR, from the PT_LOADs of ELF.  */
+static int
+vaddr_offset (Elf *elf, uint64_t addr, uint64_t *offset)
+{
+  size_t phnum;
+  if (elf_getphdrnum (elf, &phnum) != 0)
+    return -1;
+  for (size_t i = 0; i < phnum; i++)
+    {
+      GElf_Phdr ph;
+      if (gelf_getphdr (elf, (int) i, &ph) != NULL && ph.p_type == PT_LOAD
+          && addr >= ph.p_vaddr && addr - ph.p_vaddr < ph.p_filesz)
+        {
+          *offset = addr - ph.p_vaddr + ph.p_offset;
+          return 0;
+        }
+    }
+  return -1;
+}
+
+/* The NUL-terminated string at OFFSET of FD, at most LIMIT bytes with its
+   NUL, or null.  */
+static char *
+read_string (int fd, uint64_t offset, uint64_t limit)
+{
+  char buf[RUN_STRING_MAX];
+  size_t want = limit < sizeof buf ? (size_t) limit : sizeof buf;
+  ssize_t got = want > 0 ? pread (fd, buf, want, (off_t) offset) : 0;
+  char *nul = got > 0 ? memchr (buf, '\0', (size_t) got) : NULL;
+  return nul != NULL ? strdup (buf) : NULL;
+}
+
+static int
+add_needed (struct object *o, char *name)
+{
+  if (name == NULL
+      || array_reserve ((void **) &o->needed, &o->alloc, o->n_needed,
+                        sizeof *o->needed) != 0)
+    {
+      free (name);
+      return -1;
+    }
+  o->needed[o->n_needed++] = name;
+  return 0;
+}
+
+/* Reads the DT_NEEDED names, DT_RPATH, DT_RUNPATH and DF_1_NODEFLIB of O
+   from its PT_DYNAMIC at PH.  */
+static void
+read_dynamic (struct object *o, int fd, Elf *elf, const GElf_Phdr *ph)
+{
+  Elf_Data *data = elf_getdata_rawchunk (elf, (int64_t) ph->p_offset,
+                                         ph->p_filesz, ELF_T_DYN);
+  if (data == NULL)
+    return;
+  GElf_Dyn dyn;
+  uint64_t strtab = 0, strsz = 0, rpath = UINT64_MAX, runpath = UINT64_MAX;
+  for (int i = 0; gelf_getdyn (data, i, &dyn) != NULL
+                  && dyn.d_tag != DT_NULL; i++)
+    if (dyn.d_tag == DT_STRTAB)
+      strtab = dyn.d_un.d_ptr;
+    else if (dyn.d_tag == DT_STRSZ)
+      strsz = dyn.d_un.d_val;
+    else if (dyn.d_tag == DT_RPATH)
+      rpath = dyn.d_un.d_val;
+    else if (dyn.d_tag == DT_RUNPATH)
+      runpath = dyn.d_un.d_val;
+    else if (dyn.d_tag == DT_FLAGS_1 && (dyn.d_un.d_val & DF_1_NODEFLIB))
+      o->ld.nodeflib = 1;
+
+  uint64_t base;
+  if (vaddr_offset (elf, strtab, &base) != 0)
+    return;
+  for (int i = 0; gelf_getdyn (data, i, &dyn) != NULL
+                  && dyn.d_tag != DT_NULL; i++)
+    if (dyn.d_tag == DT_NEEDED && dyn.d_un.d_val < strsz
+        && add_needed (o, read_string (fd, base + dyn.d_un.d_val,
+                                       strsz - dyn.d_un.d_val)) != 0)
+      return;
+  /* An object with a DT_RUNPATH has its DT_RPATH ignored.  */
+  if (runpath < strsz)
+    o->runpath = read_string (fd, base + runpath, strsz - runpath);
+  else if (rpath < strsz)
+    o->rpath = read_string (fd, base + rpath, strsz - rpath);
+  o->ld.rpath = o->rpath;
+  o->ld.runpath = o->runpath;
+}
+
+/* The file's PT_INTERP, for the executable.  */
+static char *
+read_interp (int fd, const GElf_Phdr *ph)
+{
+  return read_string (fd, ph->p_offset, ph->p_filesz);
+}
+
+/* Takes the file C opened as PATH, needed by LOADER: prefetches it and
+   learns what it needs.  */
+static void
+take_file (struct launch *l, struct candidate *c, char *path,
+           const struct object *loader)
+{
+  for (size_t i = 0; i < l->n_objs; i++)
+    if (l->objs[i]->dev == c->st.st_dev && l->objs[i]->ino == c->st.st_ino)
+      goto done;                /* the same file under another name */
+  struct object *o = calloc (1, sizeof *o);
+  if (o == NULL || array_reserve ((void **) &l->objs, &l->alloc, l->n_objs,
+                                  sizeof *l->objs) != 0)
+    {
+      free (o);
+      goto done;
+    }
+  l->objs[l->n_objs++] = o;
+  o->path = path;
+  path = NULL;
+  o->dev = c->st.st_dev;
+  o->ino = c->st.st_ino;
+  /* $ORIGIN: the executable's real directory (ld.so asks /proc/self/exe),
+     a library's directory as found.  */
+  o->origin = loader == NULL ? realpath (o->path, NULL) : NULL;
+  if (o->origin == NULL)
+    o->origin = strdup (o->path);
+  if (o->origin != NULL)
+    {
+      char *slash = strrchr (o->origin, '/');
+      if (slash == NULL)
+        strcpy (o->origin, ".");
+      else
+        slash[slash == o->origin] = '\0';
+    }
+  o->ld.origin = o->origin;
+  o->ld.loader = loader != NULL ? &loader->ld : NULL;
+
+  GElf_Ehdr eh;
+  gelf_getehdr (c->elf, &eh);
+  if (l->n_objs == 1)
+    {
+      l->elfclass = eh.e_ident[EI_CLASS];
+      l->data = eh.e_ident[EI_DATA];
+      l->machine = eh.e_machine;
+    }
+  prefetch_file (o->path, c->fd, c->elf, (uint64_t) c->st.st_size);
+
+  size_t phnum;
+  if (elf_getphdrnum (c->elf, &phnum) == 0)
+    for (size_t i = 0; i < phnum; i++)
+      {
+        GElf_Phdr ph;
+        if (gelf_getphdr (c->elf, (int) i, &ph) == NULL)
+          continue;
+        if (ph.p_type == PT_DYNAMIC)
+          read_dynamic (o, c->fd, c->elf, &ph);
+        else if (ph.p_type == PT_INTERP && loader == NULL && l->interp == NULL)
+          l->interp = read_interp (c->fd, &ph);
+      }
+
+done:
+  free (path);
+  elf_end (c->elf);
+  close (c->fd);
+}
+
+/* Whether library NAME was looked for before (ld.so loads a name once).  */
+static int
+name_seen (const struct launch *l, size_t upto, size_t upto_needed,
+           const char *name)
+{
+  for (size_t i = 0; i <= upto && i < l->n_objs; i++)
+    for (size_t j = 0; j < (i == upto ? upto_needed : l->objs[i]->n_needed);
+         j++)
+      if (strcmp (l->objs[i]->needed[j], name) == 0)
+        return 1;
+  return 0;
+}
+
+/* Prefetches the file EXE and everything it loads.  */
+static void
+launch_prefetch (struct launch *l, const char *exe)
+{
+  struct candidate c = { .launch = l, .fd = -1 };
+  char *path = strdup (exe);
+  if (path == NULL || !try_candidate (exe, &c))
+    {
+      free (path);
+      return;
+    }
+  take_file (l, &c, path, NULL);
+  if (l->interp != NULL && try_candidate (l->interp, &c))
+    take_file (l, &c, strdup (l->interp), l->n_objs ? l->objs[0] : NULL);
+
+  for (size_t i = 0; i < l->n_objs; i++)
+    for (size_t j = 0; j < l->objs[i]->n_needed; j++)
+      {
+        const struct object *o = l->objs[i];
+        const char *name = o->needed[j];
+        if (name_seen (l, i, j, name))
+          continue;
+        if (ld_search (name, &o->ld, try_candidate, &c, &path))
+          take_file (l, &c, path, o);
+        else
+          run_warn ("%s (needed by %s): not found; not prefetched", name,
+                    o->path);
+      }
+}
+
+static void
+launch_free (struct launch *l)
+{
+  for (size_t i = 0; i < l->n_objs; i++)
+    {
+      struct object *o = l->objs[i];
+      for (size_t j = 0; j < o->n_needed; j++)
+        free (o->needed[j]);
+      free (o->needed);
+      free (o->path);
+      free (o->origin);
+      free (o->rpath);
+      free (o->runpath);
+      free (o);
+    }
+  free (l->objs);
+  free (l->interp);
+}
+
+/* PROG as execvp finds it: a name with a slash as it is, otherwise the
+   first executable regular file PROG in PATH (or in confstr's default
+   path).  Null when there is none.  */
+static char *
+find_program (const char *prog)
+{
+  if (strchr (prog, '/') != NULL)
+    return strdup (prog);
+  const char *path = getenv ("PATH");
+  char fallback[256];
+  if (path == NULL)
+    {
+      size_t n = confstr (_CS_PATH, fallback, sizeof fallback);
+      path = n > 0 && n <= sizeof fallback ? fallback : "/bin:/usr/bin";
+    }
+  for (const char *p = path;;)
+    {
+      size_t len = strcspn (p, ":");
+      char *candidate;
+      struct stat st;
+      if (asprintf (&candidate, "%.*s%s%s", (int) len, p, len ? "/" : "",
+                    prog) < 0)
+        return NULL;
+      if (access (candidate, X_OK) == 0 && stat (candidate, &st) == 0
+          && S_ISREG (st.st_mode))
+        return candidate;
+      free (candidate);
+      if (p[len] == '\0')
+        return NULL;
+      p += len + 1;
+    }
+}
+
+int
+run_command (char **argv)
+{
+  struct launch l = { 0 };
+  elf_version (EV_CURRENT);
+  char *exe = find_program (argv[0]);
+  if (exe != NULL)
+    launch_prefetch (&l, exe);
+  launch_free (&l);
+  free (exe);
+
+  fflush (NULL);
+  execvp (argv[0], argv);
+  int err = errno;
+  error (0, err, "error: %s", argv[0]);
+  return err == ENOENT ? 127 : 126;
+}
