@@ -356,7 +356,7 @@ read_dynamic (struct object *o, int fd, Elf *elf, const GElf_Phdr *ph)
       o->ld.nodeflib = 1;
 
   uint64_t base;
-  if (vaddr_offset (elf, strtab, &base) != 0)
+  if (strtab == 0 || vaddr_offset (elf, strtab, &base) != 0)
     return;
   for (int i = 0; gelf_getdyn (data, i, &dyn) != NULL
                   && dyn.d_tag != DT_NULL; i++)
