@@ -117,7 +117,8 @@ try_candidate (const char *path, void *arg)
   const struct launch *l = c->launch;
   GElf_Ehdr eh;
   Elf *elf = NULL;
-  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  /* O_NONBLOCK: a FIFO on a search path must not hang the launch.  */
+  int fd = open (path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd >= 0 && fstat (fd, &c->st) == 0 && S_ISREG (c->st.st_mode)
       && (elf = elf_begin (fd, ELF_C_READ, NULL)) != NULL
       && elf_kind (elf) == ELF_K_ELF && gelf_getehdr (elf, &eh) != NULL
@@ -471,8 +472,17 @@ launch_prefetch (struct launch *l, const char *exe)
       return;
     }
   take_file (l, &c, path, NULL);
+  char *interp;
   if (l->interp != NULL && try_candidate (l->interp, &c))
-    take_file (l, &c, strdup (l->interp), l->n_objs ? l->objs[0] : NULL);
+    {
+      if ((interp = strdup (l->interp)) != NULL)
+        take_file (l, &c, interp, l->n_objs ? l->objs[0] : NULL);
+      else
+        {
+          elf_end (c.elf);
+          close (c.fd);
+        }
+    }
 
   for (size_t i = 0; i < l->n_objs; i++)
     for (size_t j = 0; j < l->objs[i]->n_needed; j++)

@@ -182,6 +182,17 @@ update_write_back (struct image *img)
       goto remove;
     }
   fd = -1;
+  /* The lock and the bytes are those of the file opened at the start; if
+     a link on the way has been pointed elsewhere since, TARGET is another
+     file, and replacing it with this one would destroy it.  */
+  struct stat now;
+  if (stat (target, &now) != 0 || now.st_dev != img->st.st_dev
+      || now.st_ino != img->st.st_ino)
+    {
+      error (0, 0, "error: %s: the file changed while elfpatch worked on it; "
+             "nothing was written", img->path);
+      goto remove;
+    }
   if (rename (tmp, target) != 0)
     {
       error (0, errno, "error: %s: cannot replace it", img->path);
