@@ -316,7 +316,10 @@ xlate64 (Elf *elf, void *to, const void *from, bool to_memory)
 
 /* Points e_entry at the runtime's stub and stores the original entry in
  * its slot, found through the region R.  Returns false, changing nothing,
- * when the slot or the stub is not where it must be. */
+ * when the slot or the stub is not where it must be.  The slot is filled
+ * before e_entry is moved, never after: if moving e_entry then fails, a
+ * filled slot that no entry point uses is harmless, while a stub entered
+ * with an empty slot would jump to itself. */
 static bool
 redirect_entry (Elf *elf, const struct region *r)
 {
