@@ -132,11 +132,13 @@ _Static_assert (sizeof (struct pbitmap_header) == PBITMAP_HEADER_SIZE,
 
 /* Bytes of bits for CAPACITY pages, and the region size the plugin
  * reserves: header plus bits, rounded up to 16 so that the note's
- * descriptor size is a multiple of 4 and the region ends aligned. */
+ * descriptor size is a multiple of 4 and the region ends aligned.
+ * pbitmap_bits_size takes any capacity a hostile file may hold without
+ * overflowing, so readers can compare its result with the region size. */
 static inline uint64_t
 pbitmap_bits_size (uint64_t capacity)
 {
-  return (capacity + 7) / 8;
+  return capacity / 8 + ((capacity & 7) != 0);
 }
 
 static inline uint64_t

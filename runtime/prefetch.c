@@ -423,7 +423,7 @@ region_header (const struct image *im)
       || h->magic != PBITMAP_MAGIC || h->version != PBITMAP_VERSION
       || h->header_size != PBITMAP_HEADER_SIZE
       || h->page_shift != PBITMAP_PAGE_SHIFT
-      || h->capacity / 8 + (h->capacity % 8 != 0)
+      || pbitmap_bits_size (h->capacity)
          > reg->p_filesz - PBITMAP_HEADER_SIZE)
     return NULL;
   return h;
@@ -708,7 +708,7 @@ plan_build (struct plan *p, const struct pbitmap_header *h, size_t nsegs,
             int full)
 {
   const unsigned char *bits = (const unsigned char *) h + PBITMAP_HEADER_SIZE;
-  uint64_t nbytes = h->capacity / 8 + (h->capacity % 8 != 0);
+  uint64_t nbytes = pbitmap_bits_size (h->capacity);
   const struct segment *segs = p->segs;
   for (size_t k = 0; k < nsegs; k++)
     if (full)
