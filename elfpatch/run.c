@@ -491,11 +491,21 @@ launch_prefetch (struct launch *l, const char *exe)
         const char *name = o->needed[j];
         if (name_seen (l, i, j, name))
           continue;
+        c.fd = -1;
+        c.elf = NULL;
         if (ld_search (name, &o->ld, try_candidate, &c, &path))
           take_file (l, &c, path, o);
         else
-          run_warn ("%s (needed by %s): not found; not prefetched", name,
-                    o->path);
+          {
+            /* Found, but its path could not be copied: let it go.  */
+            if (c.fd >= 0)
+              {
+                elf_end (c.elf);
+                close (c.fd);
+              }
+            run_warn ("%s (needed by %s): not found; not prefetched", name,
+                      o->path);
+          }
       }
 }
 
