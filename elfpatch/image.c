@@ -143,33 +143,42 @@ static int
 header_check (const struct pbitmap_header *h, uint64_t size, char *why,
               size_t whysize)
 {
-  if (h->n_namesz != PBITMAP_NOTE_NAMESZ
-      || memcmp (h->n_name, PBITMAP_NOTE_NAME, PBITMAP_NOTE_NAMESZ) != 0)
-    snprintf (why, whysize, "bad note header: owner is not \"%s\"",
-              PBITMAP_NOTE_NAME);
-  else if (h->n_type != PBITMAP_NT_BITMAP)
-    snprintf (why, whysize, "bad note header: type %" PRIu32 " (expected %u)",
-              h->n_type, PBITMAP_NT_BITMAP);
-  else if ((uint64_t) h->n_descsz + 20 != size)
-    snprintf (why, whysize, "note size %" PRIu64 " does not match the "
-              "region size %" PRIu64, (uint64_t) h->n_descsz + 20, size);
-  else if (h->magic != PBITMAP_MAGIC)
-    snprintf (why, whysize, "bad pbitmap magic 0x%08" PRIx32
-              " (expected 0x%08x)", h->magic, PBITMAP_MAGIC);
-  else if (h->version != PBITMAP_VERSION)
-    snprintf (why, whysize, "unsupported pbitmap version %u", h->version);
-  else if (h->header_size != PBITMAP_HEADER_SIZE)
-    snprintf (why, whysize, "bad pbitmap header size %u (expected %u)",
-              h->header_size, PBITMAP_HEADER_SIZE);
-  else if (h->page_shift != PBITMAP_PAGE_SHIFT)
-    snprintf (why, whysize, "unsupported page shift %" PRIu32
-              " (expected %u)", h->page_shift, PBITMAP_PAGE_SHIFT);
-  else if (h->capacity > UINT64_MAX - 7
-           || pbitmap_bits_size (h->capacity) > size - PBITMAP_HEADER_SIZE)
-    snprintf (why, whysize, "capacity %" PRIu64 " does not fit the region "
-              "(%" PRIu64 " bytes)", h->capacity, size);
-  else
-    return 0;
+  switch (pbitmap_header_check (h, size))
+    {
+    case PBITMAP_HEADER_OK:
+      return 0;
+    case PBITMAP_HEADER_BAD_OWNER:
+      snprintf (why, whysize, "bad note header: owner is not \"%s\"",
+                PBITMAP_NOTE_NAME);
+      break;
+    case PBITMAP_HEADER_BAD_TYPE:
+      snprintf (why, whysize, "bad note header: type %" PRIu32
+                " (expected %u)", h->n_type, PBITMAP_NT_BITMAP);
+      break;
+    case PBITMAP_HEADER_BAD_NOTE_SIZE:
+      snprintf (why, whysize, "note size %" PRIu64 " does not match the "
+                "region size %" PRIu64, (uint64_t) h->n_descsz + 20, size);
+      break;
+    case PBITMAP_HEADER_BAD_MAGIC:
+      snprintf (why, whysize, "bad pbitmap magic 0x%08" PRIx32
+                " (expected 0x%08x)", h->magic, PBITMAP_MAGIC);
+      break;
+    case PBITMAP_HEADER_BAD_VERSION:
+      snprintf (why, whysize, "unsupported pbitmap version %u", h->version);
+      break;
+    case PBITMAP_HEADER_BAD_HEADER_SIZE:
+      snprintf (why, whysize, "bad pbitmap header size %u (expected %u)",
+                h->header_size, PBITMAP_HEADER_SIZE);
+      break;
+    case PBITMAP_HEADER_BAD_PAGE_SHIFT:
+      snprintf (why, whysize, "unsupported page shift %" PRIu32
+                " (expected %u)", h->page_shift, PBITMAP_PAGE_SHIFT);
+      break;
+    case PBITMAP_HEADER_BAD_CAPACITY:
+      snprintf (why, whysize, "capacity %" PRIu64 " does not fit the region "
+                "(%" PRIu64 " bytes)", h->capacity, size);
+      break;
+    }
   return -1;
 }
 

@@ -147,6 +147,50 @@ pbitmap_region_size (uint64_t capacity)
   return (PBITMAP_HEADER_SIZE + pbitmap_bits_size (capacity) + 15) & ~(uint64_t) 15;
 }
 
+/* What is wrong with a region header, the first defect in the order the
+ * fields come; PBITMAP_HEADER_OK when nothing is.  H is in the reader's
+ * byte order; REGION_SIZE is the segment's p_filesz, at least
+ * PBITMAP_HEADER_SIZE.  The runtime only needs "ok or not"; elfpatch names
+ * the defect.  No library calls: the runtime is freestanding. */
+enum pbitmap_header_defect
+{
+  PBITMAP_HEADER_OK,
+  PBITMAP_HEADER_BAD_OWNER,
+  PBITMAP_HEADER_BAD_TYPE,
+  PBITMAP_HEADER_BAD_NOTE_SIZE,
+  PBITMAP_HEADER_BAD_MAGIC,
+  PBITMAP_HEADER_BAD_VERSION,
+  PBITMAP_HEADER_BAD_HEADER_SIZE,
+  PBITMAP_HEADER_BAD_PAGE_SHIFT,
+  PBITMAP_HEADER_BAD_CAPACITY
+};
+
+static inline enum pbitmap_header_defect
+pbitmap_header_check (const struct pbitmap_header *h, uint64_t region_size)
+{
+  const char *name = PBITMAP_NOTE_NAME;
+  if (h->n_namesz != PBITMAP_NOTE_NAMESZ)
+    return PBITMAP_HEADER_BAD_OWNER;
+  for (unsigned i = 0; i < PBITMAP_NOTE_NAMESZ; i++)
+    if (h->n_name[i] != name[i])
+      return PBITMAP_HEADER_BAD_OWNER;
+  if (h->n_type != PBITMAP_NT_BITMAP)
+    return PBITMAP_HEADER_BAD_TYPE;
+  if ((uint64_t) h->n_descsz + 20 != region_size)
+    return PBITMAP_HEADER_BAD_NOTE_SIZE;
+  if (h->magic != PBITMAP_MAGIC)
+    return PBITMAP_HEADER_BAD_MAGIC;
+  if (h->version != PBITMAP_VERSION)
+    return PBITMAP_HEADER_BAD_VERSION;
+  if (h->header_size != PBITMAP_HEADER_SIZE)
+    return PBITMAP_HEADER_BAD_HEADER_SIZE;
+  if (h->page_shift != PBITMAP_PAGE_SHIFT)
+    return PBITMAP_HEADER_BAD_PAGE_SHIFT;
+  if (pbitmap_bits_size (h->capacity) > region_size - PBITMAP_HEADER_SIZE)
+    return PBITMAP_HEADER_BAD_CAPACITY;
+  return PBITMAP_HEADER_OK;
+}
+
 static inline int
 pbitmap_test (const unsigned char *bits, uint64_t page)
 {

@@ -414,19 +414,8 @@ region_header (const struct image *im)
   if ((uintptr_t) h % 16 != 0)
     return NULL;
 
-  const char *name = PBITMAP_NOTE_NAME;
-  for (unsigned i = 0; i < PBITMAP_NOTE_NAMESZ; i++)
-    if (h->n_name[i] != name[i])
-      return NULL;
-  if (h->n_namesz != PBITMAP_NOTE_NAMESZ || h->n_type != PBITMAP_NT_BITMAP
-      || (uint64_t) h->n_descsz + 20 != reg->p_filesz
-      || h->magic != PBITMAP_MAGIC || h->version != PBITMAP_VERSION
-      || h->header_size != PBITMAP_HEADER_SIZE
-      || h->page_shift != PBITMAP_PAGE_SHIFT
-      || pbitmap_bits_size (h->capacity)
-         > reg->p_filesz - PBITMAP_HEADER_SIZE)
-    return NULL;
-  return h;
+  return pbitmap_header_check (h, reg->p_filesz) == PBITMAP_HEADER_OK
+         ? h : NULL;
 }
 
 /* ---- planning and issuing --------------------------------------------- */
