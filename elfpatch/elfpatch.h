@@ -198,11 +198,34 @@ typedef int (*ld_try_fn) (const char *path, void *arg);
 int ld_search (const char *name, const struct ld_object *needer,
                ld_try_fn try, void *arg, char **found);
 
+/* How a fill picks pages from N traces (fill.c).  */
+enum merge_rule { MERGE_OR, MERGE_AND, MERGE_SHARE };
+#define FILL_SHARE_ONE 1000000u         /* min_share is in millionths */
+#define FILL_DEFAULT_SHARE 250000u      /* 0.25 */
+
+struct fill_policy
+{
+  enum merge_rule merge;
+  uint32_t min_share;           /* share: kept when count/runs >= this/10^6 */
+  int budget_given;
+  uint64_t budget_pages;        /* with BUDGET_GIVEN: at most this many */
+  uint32_t age_weight;          /* --age: the old bitmap counts as this
+                                   many runs; 0: not aged in */
+};
+
+/* Sets in BITS the pages trace PATH recorded for the build of IMG; pages
+   past the capacity go to D as ranges.  Refuses (-1 after a message) a
+   trace without a block for IMG.  */
+int trace_pages (const char *path, const struct image *img,
+                 unsigned char *bits, struct trace_block *d);
+
 /* The commands.  Each returns the exit status.  */
 int record_command (char **argv, const char *output);
 int fill_command (char **traces, size_t n_traces, const char *binary,
+                  const struct fill_policy *policy,
                   const struct gap_choice *gap);
-int show_command (const char *binary);
+/* With N_TRACES > 0 it also says how much of each trace BINARY covers.  */
+int show_command (const char *binary, char **traces, size_t n_traces);
 int clear_command (const char *binary);
 /* Prefetches PROG and its libraries, then execs it; returns only on
    failure, with the shell's status (127 not found, 126 otherwise).  */

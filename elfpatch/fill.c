@@ -1,13 +1,37 @@
 /* fill.c: turn traces into the bits of a region, and clear them.
  *
- * A fill replaces the bitmap: a page is set when any of the given traces
- * recorded it for this very build of the binary.  The result depends on
- * the traces only, never on what the region held before, so the same
- * traces always give the same bytes (reproducible builds).  Traces name
- * many files (the program, its libraries); only the blocks whose identity
- * equals the binary's count.  A trace with no such block is refused as a
- * whole: it was recorded on another build, or on another program, and
- * quietly filling nothing would hide that.
+ * A fill replaces the bitmap with a prediction: which pages will the next
+ * start need?  Each trace is one run; a page's count is the number of
+ * runs that used it.  The merge rule picks the pages:
+ *
+ *   or     a page any run used (the union; right for one trace, or for
+ *          runs that are all alike);
+ *   and    a page every run used;
+ *   share  a page at least a fraction F of the runs used (--min-share),
+ *          compared exactly in millionths: count * 10^6 >= F * 10^6 * runs.
+ *          With fewer than 1/F runs this is the union.
+ *
+ * A budget (--budget) then keeps the most used pages up to a size, the
+ * lower page first among equals.  By default the rule is share with F =
+ * FILL_DEFAULT_SHARE: pages of rare modes and one-off paths (an error
+ * path, a rarely used option) drop out once they are rare among many
+ * runs; bench/predict measured the choice.
+ *
+ * The result depends on the traces and options only, never on what the
+ * region held before, so the same traces always give the same bytes
+ * (reproducible builds).  The one exception is asked for: --age=W ages
+ * the bitmap the binary holds into the new one.  A bitmap has one bit per
+ * page and no counts, so its history is one pseudo-run of weight W that
+ * used every set page: with N new traces, a page only the old bitmap has
+ * counts W of N + W runs.  Under share it survives while W >= F (N + W),
+ * so knowledge that no new run confirms fades as runs accumulate; under
+ * or it is kept; under and it is dropped unless every run has it.  An
+ * unfilled bitmap adds nothing.
+ *
+ * Traces name many files (the program, its libraries); only the blocks
+ * whose identity equals the binary's count.  A trace with no such block
+ * is refused as a whole: it was recorded on another build, or on another
+ * program, and quietly filling nothing would hide that.
  *
  * Pages at or past the region's capacity cannot be marked (the plugin
  * sized the bitmap for the file it linked; a bigger file means the trace
@@ -78,10 +102,12 @@ apply_block (const struct trace_block *b, unsigned char *bits,
   return 0;
 }
 
-/* Applies the blocks of trace PATH that belong to IMG.  */
-static int
-apply_trace (const char *path, struct image *img, unsigned char *bits,
-             dropped_pages *d)
+/* Sets in BITS the pages that trace PATH recorded for IMG (the union of
+   its blocks with IMG's identity), the part past the capacity going to
+   D.  A trace with no such block is refused.  */
+int
+trace_pages (const char *path, const struct image *img, unsigned char *bits,
+             struct trace_block *d)
 {
   struct trace t;
   if (trace_read (path, &t) != 0)
@@ -113,6 +139,132 @@ apply_trace (const char *path, struct image *img, unsigned char *bits,
     elfpatch_note ("%s: %zu matching block%s in %s", img->path, matched,
                    matched == 1 ? "" : "s", path);
   trace_free (&t);
+  return rc;
+}
+
+/* How many runs saw each page: the traces, and with --age the bitmap
+   the binary held, counted as WEIGHT runs that saw each of its pages.  */
+struct tally
+{
+  uint64_t capacity;
+  uint32_t *count;              /* per page */
+  uint64_t runs;
+};
+
+static void
+tally_add (struct tally *t, const unsigned char *bits, uint32_t weight)
+{
+  for (uint64_t page = 0; page < t->capacity; page++)
+    if (pbitmap_test (bits, page))
+      t->count[page] += weight;
+  t->runs += weight;
+}
+
+/* Whether a page seen in COUNT of P->runs runs is kept before the
+   budget: share compares in millionths, so the same options give the
+   same bits on every machine.  */
+static int
+page_kept (const struct fill_policy *p, uint64_t count, uint64_t runs)
+{
+  if (count == 0)
+    return 0;
+  switch (p->merge)
+    {
+    case MERGE_AND:
+      return count == runs;
+    case MERGE_SHARE:
+      return count * FILL_SHARE_ONE >= (uint64_t) p->min_share * runs;
+    case MERGE_OR:
+    default:
+      return 1;
+    }
+}
+
+struct ranked_page
+{
+  uint64_t page;
+  uint32_t count;
+};
+
+/* Most frequent first; among equals the lower page, for reproducible
+   bits.  */
+static int
+ranked_cmp (const void *a, const void *b)
+{
+  const struct ranked_page *x = a, *y = b;
+  if (x->count != y->count)
+    return x->count > y->count ? -1 : 1;
+  return x->page < y->page ? -1 : x->page > y->page;
+}
+
+/* Sets in BITS the pages of T that policy P keeps.  */
+static int
+tally_select (const struct tally *t, const struct fill_policy *p,
+              unsigned char *bits, const char *binary)
+{
+  struct ranked_page *kept = NULL;
+  size_t n = 0, alloc = 0;
+  for (uint64_t page = 0; page < t->capacity; page++)
+    if (page_kept (p, t->count[page], t->runs))
+      {
+        if (array_reserve ((void **) &kept, &alloc, n, sizeof *kept) != 0)
+          {
+            error (0, errno, "error: %s", binary);
+            free (kept);
+            return -1;
+          }
+        kept[n].page = page;
+        kept[n++].count = t->count[page];
+      }
+  if (p->budget_given && n > p->budget_pages)
+    {
+      qsort (kept, n, sizeof *kept, ranked_cmp);
+      elfpatch_note ("%s: budget of %" PRIu64 " pages leaves out %" PRIu64
+                     " of %zu pages", binary, p->budget_pages,
+                     (uint64_t) n - p->budget_pages, n);
+      n = (size_t) p->budget_pages;
+    }
+  for (size_t i = 0; i < n; i++)
+    pbitmap_set (bits, kept[i].page);
+  free (kept);
+  return 0;
+}
+
+/* Counts the pages of TRACES (and, with --age, of the bitmap IMG holds)
+   into BITS as policy P selects them.  */
+static int
+select_pages (struct image *img, char **traces, size_t n_traces,
+              const struct fill_policy *p, unsigned char *bits,
+              dropped_pages *d)
+{
+  size_t nbytes = (size_t) pbitmap_bits_size (img->region.hdr.capacity) + 1;
+  struct tally t = { .capacity = img->region.hdr.capacity };
+  t.count = calloc ((size_t) t.capacity + 1, sizeof *t.count);
+  unsigned char *one = malloc (nbytes);
+  int rc = -1;
+  if (t.count == NULL || one == NULL)
+    {
+      error (0, errno, "error: %s", img->path);
+      goto out;
+    }
+  for (size_t i = 0; i < n_traces; i++)
+    {
+      memset (one, 0, nbytes);
+      if (trace_pages (traces[i], img, one, d) != 0)
+        goto out;
+      tally_add (&t, one, 1);
+    }
+  if (p->age_weight > 0 && (img->region.hdr.flags & PBITMAP_F_FILLED))
+    {
+      tally_add (&t, image_bits (img), p->age_weight);
+      elfpatch_note ("%s: the bitmap it held counts as %" PRIu32 " run%s",
+                     img->path, p->age_weight, p->age_weight == 1 ? "" : "s");
+    }
+  rc = tally_select (&t, p, bits, img->path);
+
+out:
+  free (one);
+  free (t.count);
   return rc;
 }
 
@@ -165,7 +317,7 @@ write_if_changed (struct image *img, int changed)
    asks for in a fill, with nothing for a clear (GAP null).  */
 static int
 rewrite_bitmap (const char *binary, char **traces, size_t n_traces,
-                const struct gap_choice *gap)
+                const struct fill_policy *policy, const struct gap_choice *gap)
 {
   struct image img;
   unsigned char *bits = NULL;
@@ -180,9 +332,9 @@ rewrite_bitmap (const char *binary, char **traces, size_t n_traces,
       error (0, errno, "error: %s", binary);
       goto out;
     }
-  for (size_t i = 0; i < n_traces; i++)
-    if (apply_trace (traces[i], &img, bits, &d) != 0)
-      goto out;
+  if (policy != NULL
+      && select_pages (&img, traces, n_traces, policy, bits, &d) != 0)
+    goto out;
 
   uint64_t lost = dropped_count (&d);
   if (lost > 0)
@@ -214,13 +366,13 @@ out:
 
 int
 fill_command (char **traces, size_t n_traces, const char *binary,
-              const struct gap_choice *gap)
+              const struct fill_policy *policy, const struct gap_choice *gap)
 {
-  return rewrite_bitmap (binary, traces, n_traces, gap);
+  return rewrite_bitmap (binary, traces, n_traces, policy, gap);
 }
 
 int
 clear_command (const char *binary)
 {
-  return rewrite_bitmap (binary, NULL, 0, NULL);
+  return rewrite_bitmap (binary, NULL, 0, NULL, NULL);
 }

@@ -15,6 +15,7 @@
 #include <error.h>
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sysexits.h>
 
 #include "elfpatch.h"
@@ -28,7 +29,8 @@ enum mode { MODE_NONE, MODE_RECORD, MODE_FILL, MODE_SHOW, MODE_CLEAR,
             MODE_RUN };
 
 enum { OPT_RECORD = 256, OPT_FILL, OPT_SHOW, OPT_CLEAR, OPT_RUN, OPT_DEVICE,
-       OPT_MAX_GAP };
+       OPT_MAX_GAP, OPT_MERGE, OPT_MIN_SHARE, OPT_BUDGET, OPT_AGE,
+       OPT_TRACES };
 
 static const struct argp_option options[] =
 {
@@ -36,8 +38,9 @@ static const struct argp_option options[] =
   { "record", OPT_RECORD, NULL, 0,
     "Run PROG once and write the file pages it used to TRACE", 1 },
   { "fill", OPT_FILL, NULL, 0,
-    "Set BINARY's bitmap from the traces (a page is set when any trace "
-    "recorded it for this build of BINARY)", 1 },
+    "Set BINARY's bitmap from the traces recorded for this build of "
+    "BINARY (by default a page is set when at least a quarter of them "
+    "have it)", 1 },
   { "show", OPT_SHOW, NULL, 0, "Print BINARY's region and bitmap", 1 },
   { "clear", OPT_CLEAR, NULL, 0, "Empty BINARY's bitmap", 1 },
   { "run", OPT_RUN, NULL, 0,
@@ -50,6 +53,21 @@ static const struct argp_option options[] =
   { "max-gap", OPT_MAX_GAP, "PAGES", 0,
     "--fill lets readers read through gaps of up to PAGES pages (wins over "
     "--device)", 2 },
+  { "merge", OPT_MERGE, "RULE", 0,
+    "--fill keeps a page any trace has (or), every trace has (and), or at "
+    "least a share of the traces have (share, the default)", 2 },
+  { "min-share", OPT_MIN_SHARE, "F", 0,
+    "--fill keeps a page at least a fraction F (0 < F <= 1) of the traces "
+    "have (implies --merge=share; default 0.25)", 2 },
+  { "budget", OPT_BUDGET, "SIZE", 0,
+    "--fill keeps at most SIZE bytes (suffix K, M or G) of pages, the most "
+    "used first", 2 },
+  { "age", OPT_AGE, "WEIGHT", OPTION_ARG_OPTIONAL,
+    "--fill counts the bitmap BINARY holds as WEIGHT runs (default 1) "
+    "that used its set pages", 2 },
+  { "traces", OPT_TRACES, NULL, 0,
+    "--show also says, for each TRACE, how many of its pages the bitmap "
+    "covers", 2 },
   { "quiet", 'q', NULL, 0, "Print no warnings", 2 },
   { "verbose", 'v', NULL, 0, "Say what is done", 2 },
   { NULL, 0, NULL, 0, NULL, 0 }
@@ -64,6 +82,9 @@ struct arguments
   char **prog_argv;             /* PROG and its arguments */
   struct gap_choice gap;
   int gap_given;                /* --device or --max-gap */
+  struct fill_policy policy;
+  int merge_given, share_given, policy_given;
+  int traces;                   /* --show --traces */
 };
 
 static void
@@ -88,6 +109,67 @@ parse_max_gap (struct argp_state *state, const char *arg, uint32_t *out)
     argp_error (state, "error: --max-gap: '%s' is not a number of pages "
                 "(0 to %" PRIu32 ")", arg, UINT32_MAX);
   *out = (uint32_t) v;
+}
+
+/* A decimal number ARG of at most MAX, or argp_error naming OPTION.  */
+static uint64_t
+parse_count (struct argp_state *state, const char *option, const char *arg,
+             uint64_t max, const char **end)
+{
+  uint64_t v = 0;
+  const char *p = arg;
+  for (; *p >= '0' && *p <= '9' && v <= max; p++)
+    v = v * 10 + (uint64_t) (*p - '0');
+  if (p == arg || v > max || (end == NULL && *p != '\0'))
+    argp_error (state, "error: %s: '%s' is not a number from 0 to %" PRIu64,
+                option, arg, max);
+  if (end != NULL)
+    *end = p;
+  return v;
+}
+
+/* F for --min-share: a decimal fraction 0 < F <= 1 with at most six
+   digits after the point, in millionths.  */
+static uint32_t
+parse_share (struct argp_state *state, const char *arg)
+{
+  const char *p = arg;
+  uint64_t whole = 0, frac = 0, scale = FILL_SHARE_ONE;
+  if (*p >= '0' && *p <= '9')
+    whole = parse_count (state, "--min-share", arg, 1, &p);
+  else if (*p != '.')
+    p = NULL;
+  if (p != NULL && *p == '.')
+    for (p++; *p >= '0' && *p <= '9' && scale > 1; p++)
+      {
+        scale /= 10;
+        frac += (uint64_t) (*p - '0') * scale;
+      }
+  uint64_t share = p != NULL && *p == '\0' ? whole * FILL_SHARE_ONE + frac : 0;
+  if (share == 0 || share > FILL_SHARE_ONE)
+    argp_error (state, "error: --min-share: '%s' is not a fraction above 0 "
+                "and at most 1 (at most 6 decimals)", arg);
+  return (uint32_t) share;
+}
+
+/* SIZE for --budget: bytes, or K, M or G of 1024; whole pages.  */
+static uint64_t
+parse_budget (struct argp_state *state, const char *arg)
+{
+  const char *p;
+  uint64_t v = parse_count (state, "--budget", arg, UINT64_MAX / 10, &p);
+  unsigned shift = 0;
+  if (*p == 'K')
+    shift = 10;
+  else if (*p == 'M')
+    shift = 20;
+  else if (*p == 'G')
+    shift = 30;
+  if ((shift != 0 && p[1] != '\0') || (shift == 0 && *p != '\0')
+      || v > (UINT64_MAX >> shift))
+    argp_error (state, "error: --budget: '%s' is not a size (bytes, or a "
+                "number with K, M or G)", arg);
+  return (v << shift) / PBITMAP_PAGE_SIZE;
 }
 
 static error_t
@@ -125,6 +207,36 @@ parse_opt (int key, char *arg, struct argp_state *state)
       a->gap.explicit_gap = 1;
       a->gap_given = 1;
       break;
+    case OPT_MERGE:
+      if (strcmp (arg, "or") == 0)
+        a->policy.merge = MERGE_OR;
+      else if (strcmp (arg, "and") == 0)
+        a->policy.merge = MERGE_AND;
+      else if (strcmp (arg, "share") == 0)
+        a->policy.merge = MERGE_SHARE;
+      else
+        argp_error (state, "error: --merge: unknown rule '%s' (or, and or "
+                    "share)", arg);
+      a->merge_given = a->policy_given = 1;
+      break;
+    case OPT_MIN_SHARE:
+      a->policy.min_share = parse_share (state, arg);
+      a->share_given = a->policy_given = 1;
+      break;
+    case OPT_BUDGET:
+      a->policy.budget_pages = parse_budget (state, arg);
+      a->policy.budget_given = a->policy_given = 1;
+      break;
+    case OPT_AGE:
+      a->policy.age_weight = arg == NULL ? 1
+        : (uint32_t) parse_count (state, "--age", arg, UINT16_MAX, NULL);
+      if (a->policy.age_weight == 0)
+        argp_error (state, "error: --age: the weight must be at least 1");
+      a->policy_given = 1;
+      break;
+    case OPT_TRACES:
+      a->traces = 1;
+      break;
     case 'q':
       elfpatch_quiet = 1;
       break;
@@ -150,6 +262,14 @@ parse_opt (int key, char *arg, struct argp_state *state)
       if (a->gap_given && a->mode != MODE_FILL)
         argp_error (state, "error: --device and --max-gap are only for "
                     "--fill");
+      if (a->policy_given && a->mode != MODE_FILL)
+        argp_error (state, "error: --merge, --min-share, --budget and --age "
+                    "are only for --fill");
+      if (a->share_given && a->merge_given
+          && a->policy.merge != MERGE_SHARE)
+        argp_error (state, "error: --min-share needs --merge=share");
+      if (a->traces && a->mode != MODE_SHOW)
+        argp_error (state, "error: --traces is only for --show");
       if (a->mode == MODE_RECORD || a->mode == MODE_RUN)
         {
           const char *name = a->mode == MODE_RECORD ? "record" : "run";
@@ -163,7 +283,10 @@ parse_opt (int key, char *arg, struct argp_state *state)
       else if (a->mode == MODE_FILL && a->n_args < 2)
         argp_error (state, "error: --fill needs one or more traces and a "
                     "binary");
-      else if ((a->mode == MODE_SHOW || a->mode == MODE_CLEAR)
+      else if (a->mode == MODE_SHOW && a->traces && a->n_args < 2)
+        argp_error (state, "error: --show --traces needs one or more traces "
+                    "and a binary");
+      else if (((a->mode == MODE_SHOW && !a->traces) || a->mode == MODE_CLEAR)
                && a->n_args != 1)
         argp_error (state, "error: --%s needs exactly one binary",
                     a->mode == MODE_SHOW ? "show" : "clear");
@@ -177,7 +300,7 @@ parse_opt (int key, char *arg, struct argp_state *state)
 static const char args_doc[] =
   "--record -o TRACE [--] PROG [ARG...]\n"
   "--fill TRACE... BINARY\n"
-  "--show BINARY\n"
+  "--show [--traces TRACE...] BINARY\n"
   "--clear BINARY\n"
   "--run [--] PROG [ARG...]";
 
@@ -199,6 +322,8 @@ main (int argc, char **argv)
   argp_err_exit_status = EX_USAGE;
 
   struct arguments a = { 0 };
+  a.policy.merge = MERGE_SHARE;
+  a.policy.min_share = FILL_DEFAULT_SHARE;
   a.args = calloc ((size_t) argc + 1, sizeof *a.args);
   if (a.args == NULL)
     error (EXIT_FAILURE, errno, "error");
@@ -212,10 +337,10 @@ main (int argc, char **argv)
       break;
     case MODE_FILL:
       status = fill_command (a.args, a.n_args - 1, a.args[a.n_args - 1],
-                             &a.gap);
+                             &a.policy, &a.gap);
       break;
     case MODE_SHOW:
-      status = show_command (a.args[0]);
+      status = show_command (a.args[a.n_args - 1], a.args, a.n_args - 1);
       break;
     case MODE_CLEAR:
       status = clear_command (a.args[0]);
