@@ -9,9 +9,15 @@
  * readers such as readelf -n warn about a note section aligned 16.
  *
  * The PT_NOTE is only ours when it starts at the note and covers exactly
- * the region; gold and mold put several notes under one PT_NOTE, and
- * retyping that would hide the others from the loader and the debuggers.
- * Then, and whenever the region is not where the runtime can find it,
+ * the region; mold puts all notes under one PT_NOTE, and retyping that
+ * would hide the others from the loader and the debuggers.  No other
+ * PT_NOTE may overlap the region either.  gold gives the region its own
+ * PT_NOTE (it groups notes by alignment), but the PT_NOTE of its 4-aligned
+ * notes runs from the first to the last of them and can span the region
+ * and the padding before it; then that PT_NOTE is cut in two around the
+ * region, the second half going into a spare program header that the
+ * plugin made gold create (split_note).  When the region cannot have a
+ * program header of its own, or is not where the runtime can find it,
  * the output is removed and the link fails with a message saying why:
  * a program that silently lacks its bitmap is worse than no program.
  *
@@ -160,45 +166,204 @@ is_region_note (Elf *elf, GElf_Off offset, GElf_Xword size)
                      PBITMAP_NOTE_NAMESZ) == 0);
 }
 
-/* Finds the PT_NOTE that holds the section and nothing else.  Returns
- * NULL, or the reason there is none. */
-static const char *
-find_program_header (Elf *elf, struct region *r)
+/* The PT_NOTEs of the output as they relate to the region: its own, the
+ * empty one gold made for PBITMAP_SPARE_SECTION, and how many others
+ * overlap the region (OTHER is the last of them). */
+struct notes
+{
+  size_t phnum;
+  size_t own, spare, other;     /* phnum when there is none */
+  unsigned overlapping;
+  bool merged;                  /* a PT_NOTE holds the region and more */
+  bool loaded;                  /* the region is inside a PT_LOAD */
+};
+
+static GElf_Off
+spare_offset (Elf *elf)
+{
+  size_t shstrndx;
+  Elf_Scn *scn = NULL;
+
+  if (elf_getshdrstrndx (elf, &shstrndx) != 0)
+    return (GElf_Off) -1;
+  while ((scn = elf_nextscn (elf, scn)) != NULL)
+    {
+      GElf_Shdr shdr;
+      const char *name;
+
+      if (gelf_getshdr (scn, &shdr) == NULL)
+        break;
+      name = elf_strptr (elf, shstrndx, shdr.sh_name);
+      if (shdr.sh_type == SHT_NOTE && shdr.sh_size == 0 && name != NULL
+          && strcmp (name, PBITMAP_SPARE_SECTION) == 0)
+        return shdr.sh_offset;
+    }
+  return (GElf_Off) -1;
+}
+
+static bool
+survey_notes (Elf *elf, const struct region *r, struct notes *n)
 {
   GElf_Off start = r->shdr.sh_offset, end = start + r->shdr.sh_size;
-  const char *why = "no PT_NOTE program header covers it";
-  bool loaded = false;
-  size_t phnum;
+  GElf_Off spare = spare_offset (elf);
 
-  if (elf_getphdrnum (elf, &phnum) != 0)
-    return "the program headers cannot be read";
-  for (size_t i = 0; i < phnum; i++)
+  if (elf_getphdrnum (elf, &n->phnum) != 0)
+    return false;
+  n->own = n->spare = n->other = n->phnum;
+  n->overlapping = 0;
+  n->merged = n->loaded = false;
+  for (size_t i = 0; i < n->phnum; i++)
     {
       GElf_Phdr phdr;
 
       if (gelf_getphdr (elf, i, &phdr) == NULL)
-        return "the program headers cannot be read";
+        return false;
       if (phdr.p_type == PT_LOAD && phdr.p_offset <= start
           && end <= phdr.p_offset + phdr.p_filesz)
-        loaded = true;
-      if (phdr.p_type != PT_NOTE || phdr.p_offset > start
-          || phdr.p_offset + phdr.p_filesz < end)
+        n->loaded = true;
+      if (phdr.p_type != PT_NOTE)
         continue;
-      if (phdr.p_offset != start || phdr.p_filesz != r->shdr.sh_size)
-        why = ("its PT_NOTE also covers other notes (the linker merged "
-               "them, as gold does); link with GNU ld (ld.bfd)");
-      else if (!is_region_note (elf, start, phdr.p_filesz))
-        why = "its note header is not a pbitmap region header";
-      else
+      if (phdr.p_filesz == 0 && phdr.p_offset == spare)
+        n->spare = i;
+      else if (phdr.p_offset == start && phdr.p_filesz == r->shdr.sh_size
+               && n->own == n->phnum)
+        n->own = i;
+      else if (phdr.p_offset < end && start < phdr.p_offset + phdr.p_filesz)
         {
-          r->phndx = i;
-          r->phdr = phdr;
-          why = NULL;
+          n->overlapping++;
+          n->other = i;
+          if (phdr.p_offset <= start && end <= phdr.p_offset + phdr.p_filesz)
+            n->merged = true;
         }
     }
-  if (why == NULL && !loaded)
-    why = "it is not inside a loadable segment";
-  return why;
+  return true;
+}
+
+/* Whether the file bytes [OFFSET, OFFSET + SIZE) are a well-formed
+ * sequence of notes laid out for ALIGN. */
+static bool
+is_note_sequence (Elf *elf, GElf_Off offset, GElf_Xword size,
+                  GElf_Xword align)
+{
+  Elf_Data *data = elf_getdata_rawchunk (elf, offset, size,
+                                         align == 8 ? ELF_T_NHDR8
+                                         : ELF_T_NHDR);
+  size_t at = 0, name, desc;
+  GElf_Nhdr nhdr;
+
+  if (data == NULL)
+    return false;
+  while (at < size)
+    {
+      size_t next = gelf_getnote (data, at, &nhdr, &name, &desc);
+
+      if (next == 0)
+        return false;
+      at = next;
+    }
+  return at == size;
+}
+
+/* gold gives each alignment of note one PT_NOTE, from its first note of
+ * that alignment to its last; the region (aligned 16) can fall between
+ * two 4-aligned notes, so that their PT_NOTE spans it, padding included.
+ * That PT_NOTE is cut in two here: the notes before the region keep it,
+ * the notes after it get the spare program header, which gold made for
+ * the empty PBITMAP_SPARE_SECTION.  Nothing moves.  Returns NULL, or why
+ * it cannot be done. */
+static const char *
+split_note (Elf *elf, const struct region *r, struct notes *n)
+{
+  GElf_Off start = r->shdr.sh_offset, end = start + r->shdr.sh_size;
+  GElf_Off before = 0, after = (GElf_Off) -1, last;
+  GElf_Phdr other, spare;
+  Elf_Scn *scn = NULL;
+
+  if (n->overlapping > 1 || !n->merged || n->spare == n->phnum
+      || gelf_getphdr (elf, n->other, &other) == NULL
+      || gelf_getphdr (elf, n->spare, &spare) == NULL)
+    return "another PT_NOTE spans it and there is no spare program header";
+  last = other.p_offset + other.p_filesz;
+  before = other.p_offset;
+  while ((scn = elf_nextscn (elf, scn)) != NULL)
+    {
+      GElf_Shdr shdr;
+
+      if (gelf_getshdr (scn, &shdr) == NULL)
+        return "the section headers cannot be read";
+      if (shdr.sh_type != SHT_NOTE || !(shdr.sh_flags & SHF_ALLOC)
+          || shdr.sh_size == 0 || shdr.sh_offset < other.p_offset
+          || shdr.sh_offset + shdr.sh_size > last)
+        continue;
+      if (shdr.sh_offset + shdr.sh_size <= start
+          && shdr.sh_offset + shdr.sh_size > before)
+        before = shdr.sh_offset + shdr.sh_size;
+      else if (shdr.sh_offset >= end && shdr.sh_offset < after)
+        after = shdr.sh_offset;
+    }
+  if (after == (GElf_Off) -1)
+    after = last;
+  if (!is_note_sequence (elf, other.p_offset, before - other.p_offset,
+                         other.p_align)
+      || !is_note_sequence (elf, after, last - after, other.p_align))
+    return ("another PT_NOTE spans it and the notes around it are not "
+            "whole notes");
+
+  spare = other;
+  spare.p_offset = after;
+  spare.p_vaddr = other.p_vaddr + (after - other.p_offset);
+  spare.p_paddr = other.p_paddr + (after - other.p_offset);
+  spare.p_filesz = spare.p_memsz = last - after;
+  other.p_filesz = other.p_memsz = before - other.p_offset;
+  /* An empty side needs no program header: PT_NULL is ignored by all. */
+  if (other.p_filesz == 0)
+    other.p_type = PT_NULL;
+  if (spare.p_filesz == 0)
+    spare.p_type = PT_NULL;
+  if (!gelf_update_phdr (elf, n->other, &other)
+      || !gelf_update_phdr (elf, n->spare, &spare))
+    return "the program headers cannot be updated";
+  n->spare = n->phnum;
+  return NULL;
+}
+
+/* Finds the PT_NOTE that holds the section and nothing else, making sure
+ * no other PT_NOTE overlaps it.  Returns NULL, or the reason there is
+ * none. */
+static const char *
+find_program_header (Elf *elf, struct region *r)
+{
+  struct notes n;
+  const char *why;
+
+  if (!survey_notes (elf, r, &n))
+    return "the program headers cannot be read";
+  if (n.own == n.phnum)
+    return (n.merged ? "its PT_NOTE also covers other notes (the linker "
+            "merged them); link through pbitmap-ld to keep it there"
+            : "no PT_NOTE program header covers it");
+  if (gelf_getphdr (elf, n.own, &r->phdr) == NULL)
+    return "the program headers cannot be read";
+  r->phndx = n.own;
+  if (!is_region_note (elf, r->phdr.p_offset, r->phdr.p_filesz))
+    return "its note header is not a pbitmap region header";
+  if (!n.loaded)
+    return "it is not inside a loadable segment";
+  if (n.overlapping != 0 && (why = split_note (elf, r, &n)) != NULL)
+    return why;
+  /* gold's spare, when it was not needed, is an empty PT_NOTE: make it
+   * the header everyone ignores. */
+  if (n.spare != n.phnum)
+    {
+      GElf_Phdr spare;
+
+      if (gelf_getphdr (elf, n.spare, &spare) == NULL)
+        return "the program headers cannot be read";
+      spare.p_type = PT_NULL;
+      if (!gelf_update_phdr (elf, n.spare, &spare))
+        return "the program headers cannot be updated";
+    }
+  return NULL;
 }
 
 /* File pages up to the end of the last loadable byte. */

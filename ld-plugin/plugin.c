@@ -17,7 +17,11 @@
  *                     object that reads the region at start-up.  ld.bfd
  *                     places the orphan note right after .interp, inside
  *                     the first PT_LOAD, and gives it a PT_NOTE of its own
- *                     because no other note has its alignment.
+ *                     because no other note has its alignment.  gold
+ *                     (it passes LDPT_GOLD_VERSION) does the same but may
+ *                     let the PT_NOTE of its 4-aligned notes span the
+ *                     region, so for gold the object also holds an empty
+ *                     note that buys a spare program header (patch.c).
  *   cleanup           called after the output is written and closed.  The
  *                     plugin retypes that PT_NOTE to PT_PRESENT_BITMAP
  *                     (patch.c) and removes its temporary object.
@@ -93,6 +97,7 @@ static ld_plugin_add_input_file tv_add_input_file;
 static const char *tv_output_name;
 static enum ld_plugin_output_file_type tv_linker_output;
 static bool tv_linker_output_seen;
+static bool tv_gold;                    /* the linker is gold */
 
 /* Options. */
 static const char *opt_runtime_dir = PBITMAP_RUNTIME_DIR;
@@ -437,7 +442,7 @@ add_reserve_object (void)
   if (fd < 0)
     return LDPS_ERR;
   status = reserve_write_object (fd, reserve_path, &target, capacity,
-                                 region_link ());
+                                 region_link (), tv_gold);
   if (close (fd) != 0 && status == 0)
     {
       plugin_message (LDPL_FATAL, "%s: %s", reserve_path, strerror (errno));
@@ -615,6 +620,9 @@ parse_tv_tag (struct ld_plugin_tv *tv)
     case LDPT_LINKER_OUTPUT:
       tv_linker_output = tv->tv_u.tv_val;
       tv_linker_output_seen = true;
+      break;
+    case LDPT_GOLD_VERSION:
+      tv_gold = true;
       break;
     case LDPT_OPTION:
       return parse_option (tv->tv_u.tv_string);

@@ -24,6 +24,11 @@
 #define PBITMAP_ENTRY_SLOT_SYMBOL "__pbitmap_entry_slot"
 #define PBITMAP_MARK_SYMBOL "__pbitmap_mark"
 
+/* The empty note section that buys gold's links a spare program header,
+ * and its alignment, which no other note has. */
+#define PBITMAP_SPARE_SECTION ".note.pbitmap.spare"
+#define PBITMAP_SPARE_ALIGN 32
+
 /* The ELF flavour of the link, taken from its first relocatable input:
  * the generated object must match it or the linker refuses it. */
 struct reserve_target
@@ -54,11 +59,13 @@ enum reserve_link
  * hidden symbol PBITMAP_REGION_SYMBOL at its start, the GNU property note
  * that keeps the output's CET/BTI marking, and an empty .note.GNU-stack.
  * On an x86-64 target the field LINK names is relocated to hold the
- * distance to its symbol, which the link must then define.  Returns 0, or
- * -1 after an error message. */
+ * distance to its symbol, which the link must then define.  With SPARE
+ * the object also holds PBITMAP_SPARE_SECTION.  Returns 0, or -1 after an
+ * error message. */
 int reserve_write_object (int fd, const char *path,
                           const struct reserve_target *target,
-                          uint64_t capacity, enum reserve_link link);
+                          uint64_t capacity, enum reserve_link link,
+                          bool spare);
 
 /* patch.c: outcome of patch_output. */
 enum patch_result

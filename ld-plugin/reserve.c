@@ -18,6 +18,11 @@
  *                       here to violate them.
  *   .note.GNU-stack     empty and not executable, so the output keeps a
  *                       non-executable stack.
+ *   .note.pbitmap.spare only when asked for (gold): an empty SHT_NOTE
+ *                       aligned 32.  gold gives every alignment of note
+ *                       its own PT_NOTE, so this one buys a spare program
+ *                       header, which patch.c needs when gold's PT_NOTE of
+ *                       4-aligned notes spans the region (see there).
  *   .symtab, .strtab    the hidden symbol __pbitmap_region at the region's
  *                       first byte.  The runtime finds its region, and
  *                       from there its ELF header, through it: a hidden
@@ -64,7 +69,8 @@ static const char shstrtab[] =
   "\0.note.GNU-stack"
   "\0.symtab"
   "\0.strtab"
-  "\0.shstrtab";
+  "\0.shstrtab"
+  "\0" PBITMAP_SPARE_SECTION;
 #define NAME_RELA 1
 #define NAME_PBITMAP (NAME_RELA + 5)
 #define NAME_PROPERTY (NAME_RELA + sizeof ".rela" PBITMAP_NOTE_SECTION)
@@ -72,6 +78,7 @@ static const char shstrtab[] =
 #define NAME_SYMTAB (NAME_STACK + sizeof ".note.GNU-stack")
 #define NAME_STRTAB (NAME_SYMTAB + sizeof ".symtab")
 #define NAME_SHSTRTAB (NAME_STRTAB + sizeof ".strtab")
+#define NAME_SPARE (NAME_SHSTRTAB + sizeof ".shstrtab")
 
 /* Symbol names, in the order of the symbol string table. */
 static const char strtab[] =
@@ -326,7 +333,7 @@ write_symbols (Elf *elf, const struct reserve_target *t, Elf_Scn *note,
 static int
 write_sections (Elf *elf, const struct reserve_target *t,
                 unsigned char *region, size_t region_size,
-                enum reserve_link link)
+                enum reserve_link link, bool spare)
 {
   static unsigned char property[32];
   size_t property_size = build_property (t, property);
@@ -341,6 +348,9 @@ write_sections (Elf *elf, const struct reserve_target *t,
                           t->elfclass == ELFCLASS64 ? 8 : 4,
                           property, property_size) == NULL)
       || add_section (elf, NAME_STACK, SHT_PROGBITS, 0, 1, NULL, 0) == NULL
+      || (spare
+          && add_section (elf, NAME_SPARE, SHT_NOTE, SHF_ALLOC,
+                          PBITMAP_SPARE_ALIGN, NULL, 0) == NULL)
       || !write_symbols (elf, t, note, region_size, link)
       || (strtab = add_section (elf, NAME_SHSTRTAB, SHT_STRTAB, 0, 1,
                                 (void *) shstrtab, sizeof shstrtab)) == NULL
@@ -353,7 +363,7 @@ write_sections (Elf *elf, const struct reserve_target *t,
 int
 reserve_write_object (int fd, const char *path,
                       const struct reserve_target *target, uint64_t capacity,
-                      enum reserve_link link)
+                      enum reserve_link link, bool spare)
 {
   size_t region_size;
   unsigned char *region = build_region (capacity, target->data, &region_size);
@@ -371,7 +381,7 @@ reserve_write_object (int fd, const char *path,
     status = write_sections (elf, target, region, region_size,
                              target->machine == EM_X86_64
                              && target->elfclass == ELFCLASS64
-                             ? link : RESERVE_LINK_NONE);
+                             ? link : RESERVE_LINK_NONE, spare);
   if (status != 0)
     plugin_message (LDPL_FATAL, "%s: cannot write the region object: %s",
                     path, elf_errmsg (-1));

@@ -55,5 +55,12 @@ for feature, path in (("readelf", config.readelf),
         config.available_features.add(feature)
 if config.cc_is_gcc:
     config.available_features.add("gcc")
+# The other linkers, by the names the compiler drivers look for; a machine
+# without one skips its tests.
+import shutil
+for feature, prog in (("gold", "ld.gold"), ("mold", "ld.mold"),
+                      ("lld", "ld.lld")):
+    if shutil.which(prog, path=config.environment["PATH"]):
+        config.available_features.add(feature)
 if os.geteuid() == 0:
     config.available_features.add("root")
