@@ -12,6 +12,14 @@
  * Every multi-byte field is in the file's byte order (EI_DATA) and is
  * converted explicitly; libelf converts only the ELF structures.
  *
+ * Before the region is looked at, the file's layout is checked: the
+ * program and section header tables and every PT_LOAD must lie inside
+ * the file (a truncated file is refused, not filled), and the region may
+ * share its bytes with no header table, no other segment than its
+ * PT_LOAD and no section but its own: a fill writes every byte of the
+ * region after its first 40, and must never write over code, another
+ * note (the build-id the traces are bound to) or the headers.
+ *
  * An image is opened for an update with an exclusive flock (see
  * update.c), and carries the file's identity (identity.c).
  */
@@ -115,6 +123,135 @@ region_phdr (Elf *elf, uint64_t file_size, GElf_Phdr *out, char *why,
   return -1;
 }
 
+/* Whether [A, A + ASIZE) and [B, B + BSIZE), both inside the file,
+   share a byte.  */
+static int
+ranges_overlap (uint64_t a, uint64_t asize, uint64_t b, uint64_t bsize)
+{
+  return asize > 0 && bsize > 0 && a < b + bsize && b < a + asize;
+}
+
+/* Whether SIZE bytes at OFFSET lie inside a file of FILE_SIZE bytes.  */
+static int
+inside_file (uint64_t offset, uint64_t size, uint64_t file_size)
+{
+  return size <= file_size && offset <= file_size - size;
+}
+
+/* The number of program headers and of section headers the ELF header
+   claims.  libelf's counts are clamped to what fits in the file, which
+   would hide a table that runs past its end; they are used only for the
+   extended numbering (e_phnum PN_XNUM, e_shnum 0), where the count is in
+   section 0, and at least that section must be there.  */
+static void
+header_counts (Elf *elf, const GElf_Ehdr *ehdr, size_t *phnum, size_t *shnum)
+{
+  *phnum = ehdr->e_phnum;
+  if (*phnum == PN_XNUM && elf_getphdrnum (elf, phnum) != 0)
+    *phnum = PN_XNUM;
+  *shnum = ehdr->e_shnum;
+  if (*shnum == 0 && ehdr->e_shoff != 0
+      && (elf_getshdrnum (elf, shnum) != 0 || *shnum == 0))
+    *shnum = 1;
+}
+
+/* The KIND header table, N entries of ENTSIZE bytes at OFFSET, lies
+   inside a file of FILE_SIZE bytes.  N is below 2^32 and ENTSIZE below
+   2^16: the product cannot overflow.  */
+static int
+table_check (const char *kind, uint64_t offset, size_t n, unsigned entsize,
+             uint64_t file_size, char *why, size_t whysize)
+{
+  if (inside_file (offset, (uint64_t) n * entsize, file_size))
+    return 0;
+  snprintf (why, whysize, "%s headers (offset 0x%" PRIx64 ", %zu entries of "
+            "%u bytes) lie outside the file (%" PRIu64 " bytes)", kind,
+            offset, n, entsize, file_size);
+  return -1;
+}
+
+/* The header tables and the PT_LOADs of a file of FILE_SIZE bytes lie
+   inside it.  */
+static int
+layout_check (Elf *elf, const GElf_Ehdr *ehdr, uint64_t file_size,
+              char *why, size_t whysize)
+{
+  size_t phnum, shnum;
+  header_counts (elf, ehdr, &phnum, &shnum);
+  if (table_check ("program", ehdr->e_phoff, phnum, ehdr->e_phentsize,
+                   file_size, why, whysize) != 0)
+    return -1;
+  for (size_t i = 0; i < phnum; i++)
+    {
+      GElf_Phdr ph;
+      if (gelf_getphdr (elf, (int) i, &ph) != NULL && ph.p_type == PT_LOAD
+          && !inside_file (ph.p_offset, ph.p_filesz, file_size))
+        {
+          snprintf (why, whysize, "PT_LOAD %zu (offset 0x%" PRIx64 ", size %"
+                    PRIu64 ") lies outside the file (%" PRIu64 " bytes; "
+                    "truncated?)", i, (uint64_t) ph.p_offset,
+                    (uint64_t) ph.p_filesz, file_size);
+          return -1;
+        }
+    }
+  if (ehdr->e_shoff != 0)
+    return table_check ("section", ehdr->e_shoff, shnum, ehdr->e_shentsize,
+                        file_size, why, whysize);
+  return 0;
+}
+
+/* The region R (offset and size) shares no byte with the ELF header, the
+   header tables, a segment other than a PT_LOAD and itself, or a
+   section other than its own (the one that starts where it does).  */
+static int
+overlap_check (Elf *elf, const GElf_Ehdr *ehdr, const GElf_Phdr *r,
+               char *why, size_t whysize)
+{
+  size_t phnum, shnum;
+  header_counts (elf, ehdr, &phnum, &shnum);
+  if (ranges_overlap (r->p_offset, r->p_filesz, 0, ehdr->e_ehsize)
+      || ranges_overlap (r->p_offset, r->p_filesz, ehdr->e_phoff,
+                         (uint64_t) phnum * ehdr->e_phentsize)
+      || (ehdr->e_shoff != 0
+          && ranges_overlap (r->p_offset, r->p_filesz, ehdr->e_shoff,
+                             (uint64_t) shnum * ehdr->e_shentsize)))
+    {
+      snprintf (why, whysize, "PT_PRESENT_BITMAP overlaps the ELF header or "
+                "a header table");
+      return -1;
+    }
+  for (size_t i = 0; i < phnum; i++)
+    {
+      GElf_Phdr ph;
+      if (gelf_getphdr (elf, (int) i, &ph) != NULL && ph.p_type != PT_LOAD
+          && ph.p_type != PT_PRESENT_BITMAP
+          && ranges_overlap (r->p_offset, r->p_filesz, ph.p_offset,
+                             ph.p_filesz))
+        {
+          snprintf (why, whysize, "PT_PRESENT_BITMAP overlaps program "
+                    "header %zu (type 0x%" PRIx32 ")", i, ph.p_type);
+          return -1;
+        }
+    }
+  for (Elf_Scn *scn = elf_nextscn (elf, NULL); scn != NULL;
+       scn = elf_nextscn (elf, scn))
+    {
+      GElf_Shdr sh;
+      if (gelf_getshdr (scn, &sh) != NULL && sh.sh_type != SHT_NOBITS
+          && sh.sh_offset != r->p_offset
+          && ranges_overlap (r->p_offset, r->p_filesz, sh.sh_offset,
+                             sh.sh_size))
+        {
+          snprintf (why, whysize, "PT_PRESENT_BITMAP overlaps section %zu "
+                    "(offset 0x%" PRIx64 ", size %" PRIu64 ")",
+                    elf_ndxscn (scn), (uint64_t) sh.sh_offset,
+                    (uint64_t) sh.sh_size);
+          return -1;
+        }
+    }
+  return 0;
+}
+
 /* The header at RAW in host byte order.  */
 static void
 header_decode (const unsigned char *raw, int msb, struct pbitmap_header *h)
@@ -196,7 +333,9 @@ region_find (Elf *elf, const unsigned char *buf, int fd, uint64_t file_size,
   int msb = ehdr.e_ident[EI_DATA] == ELFDATA2MSB;
 
   GElf_Phdr ph = { 0 };
-  if (region_phdr (elf, file_size, &ph, why, whysize) != 0)
+  if (layout_check (elf, &ehdr, file_size, why, whysize) != 0
+      || region_phdr (elf, file_size, &ph, why, whysize) != 0
+      || overlap_check (elf, &ehdr, &ph, why, whysize) != 0)
     return -1;
 
   unsigned char hdr[PBITMAP_HEADER_SIZE];
@@ -297,6 +436,25 @@ read_whole (struct image *img)
   return 0;
 }
 
+/* Says why libelf did not take IMG as ELF: a file with the ELF magic
+   and a class, byte order or version libelf does not know is named as
+   such, anything else is not ELF.  */
+static void
+ident_error (const struct image *img)
+{
+  const unsigned char *id = img->buf;
+  if (img->size < EI_NIDENT || memcmp (id, ELFMAG, SELFMAG) != 0)
+    error (0, 0, "error: %s: not an ELF file", img->path);
+  else if (id[EI_CLASS] != ELFCLASS32 && id[EI_CLASS] != ELFCLASS64)
+    error (0, 0, "error: %s: unknown ELF class %u", img->path, id[EI_CLASS]);
+  else if (id[EI_DATA] != ELFDATA2LSB && id[EI_DATA] != ELFDATA2MSB)
+    error (0, 0, "error: %s: unknown ELF byte order %u", img->path,
+           id[EI_DATA]);
+  else
+    error (0, 0, "error: %s: unsupported ELF version %u", img->path,
+           id[EI_VERSION]);
+}
+
 int
 image_open (const char *path, int for_update, struct image *img)
 {
@@ -315,7 +473,7 @@ image_open (const char *path, int for_update, struct image *img)
     }
   if (elf_kind (img->elf) != ELF_K_ELF)
     {
-      error (0, 0, "error: %s: not an ELF file", path);
+      ident_error (img);
       return -1;
     }
   GElf_Ehdr ehdr;

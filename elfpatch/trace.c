@@ -54,15 +54,25 @@ static void
 parse_error (const struct reader *r, const char *fmt, ...)
   __attribute__ ((format (printf, 2, 3)));
 
+/* Messages quote bytes of the trace; a control character among them
+   (an escape sequence) would reach the user's terminal, so every byte
+   that is not printable ASCII is shown as \xNN.  */
 static void
 parse_error (const struct reader *r, const char *fmt, ...)
 {
-  char msg[512];
+  char msg[512], shown[4 * sizeof msg];
   va_list ap;
   va_start (ap, fmt);
   vsnprintf (msg, sizeof msg, fmt, ap);
   va_end (ap);
-  error (0, 0, "error: %s:%u: %s", r->path, r->line, msg);
+  char *out = shown;
+  for (const unsigned char *c = (const unsigned char *) msg; *c != '\0'; c++)
+    if (*c >= 0x20 && *c < 0x7f)
+      *out++ = (char) *c;
+    else
+      out += sprintf (out, "\\x%02x", *c);
+  *out = '\0';
+  error (0, 0, "error: %s:%u: %s", r->path, r->line, shown);
 }
 
 /* Reads the next line into R->buf, without its newline.  */
