@@ -1,14 +1,17 @@
 /* runstat: run a program and report what its start cost in page faults.
  *
- *   runstat [-o FILE] -- PROG [ARGS...]
+ *   runstat [-o FILE] [-e ERRFILE] -- PROG [ARGS...]
  *
  * Runs PROG, waits for it, and prints one line
  * "majflt=N minflt=N us=T status=S" to FILE (default stderr): the faults
  * from wait4's rusage of that one child, T its wall time in microseconds.
+ * With -e, PROG's standard error goes to ERRFILE (the benchmark keeps the
+ * runtime's debug line that way, under a timer that cannot redirect it).
  * Exits with the child's exit status, so a test can still check it.
  */
 #include <errno.h>
 #include <error.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,17 +23,19 @@
 int
 main (int argc, char **argv)
 {
-  const char *out = NULL;
+  const char *out = NULL, *err = NULL;
   int i = 1;
-  if (i + 1 < argc && strcmp (argv[i], "-o") == 0)
-    {
+  for (; i + 1 < argc && argv[i][0] == '-' && argv[i][1] != '-'; i += 2)
+    if (strcmp (argv[i], "-o") == 0)
       out = argv[i + 1];
-      i += 2;
-    }
+    else if (strcmp (argv[i], "-e") == 0)
+      err = argv[i + 1];
+    else
+      error (2, 0, "unknown option %s", argv[i]);
   if (i < argc && strcmp (argv[i], "--") == 0)
     i++;
   if (i >= argc)
-    error (2, 0, "usage: runstat [-o FILE] -- PROG [ARGS...]");
+    error (2, 0, "usage: runstat [-o FILE] [-e ERRFILE] -- PROG [ARGS...]");
 
   struct timespec start, end;
   clock_gettime (CLOCK_MONOTONIC, &start);
@@ -39,6 +44,11 @@ main (int argc, char **argv)
     error (2, errno, "fork");
   if (pid == 0)
     {
+      int fd;
+      if (err != NULL
+          && ((fd = open (err, O_WRONLY | O_CREAT | O_TRUNC, 0666)) < 0
+              || dup2 (fd, 2) < 0))
+        error (127, errno, "%s", err);
       execvp (argv[i], argv + i);
       error (127, errno, "%s", argv[i]);
     }
