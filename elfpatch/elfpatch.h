@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/user.h>
 #include <gelf.h>
 
 #include "pbitmap-format.h"
@@ -219,8 +221,46 @@ struct fill_policy
 int trace_pages (const char *path, const struct image *img,
                  unsigned char *bits, struct trace_block *d);
 
+/* How --record runs the program.  */
+struct record_options
+{
+  int exact;                    /* evict and suppress read-around (exact.c) */
+  int follow;                   /* also forked children and exec'd programs */
+};
+
+/* A system call elfpatch makes a traced process run (exact.c): madvise
+   over each queued range, through the `syscall' instruction at AT, the
+   process's registers saved meanwhile.  */
+enum inject_state { INJECT_NONE, INJECT_ENTRY, INJECT_EXIT };
+
+struct injection
+{
+  enum inject_state state;
+  struct user_regs_struct saved;
+  uint64_t at;
+  struct { uint64_t start, len; int advice; } *queue;
+  size_t n, done, alloc;
+  size_t splits;                /* pages split off so far, for the cap */
+  int held_signal;              /* arrived meanwhile; sent again after */
+};
+
+/* Each returns 1 when an injection started (resume PID with
+   PTRACE_SYSCALL and no signal), 0 when there is nothing to do.
+   After exec: evict the mapped files, queue their mappings.  */
+int exact_after_exec (pid_t pid, struct injection *inj);
+/* At the exit stop of mmap (ARGS, result RVAL).  */
+int exact_after_mmap (pid_t pid, const uint64_t args[6], int64_t rval,
+                      struct injection *inj);
+int exact_begin (pid_t pid, struct injection *inj);
+/* At a system-call stop (OP: PTRACE_SYSCALL_INFO_*) while injecting.  */
+void exact_step (pid_t pid, struct injection *inj, int op);
+/* Whether processes of system-call architecture ARCH can be injected.  */
+int exact_supported (uint32_t arch);
+void exact_free (struct injection *inj);
+
 /* The commands.  Each returns the exit status.  */
-int record_command (char **argv, const char *output);
+int record_command (char **argv, const char *output,
+                    const struct record_options *opt);
 int fill_command (char **traces, size_t n_traces, const char *binary,
                   const struct fill_policy *policy,
                   const struct gap_choice *gap);

@@ -30,7 +30,7 @@ enum mode { MODE_NONE, MODE_RECORD, MODE_FILL, MODE_SHOW, MODE_CLEAR,
 
 enum { OPT_RECORD = 256, OPT_FILL, OPT_SHOW, OPT_CLEAR, OPT_RUN, OPT_DEVICE,
        OPT_MAX_GAP, OPT_MERGE, OPT_MIN_SHARE, OPT_BUDGET, OPT_AGE,
-       OPT_TRACES };
+       OPT_TRACES, OPT_FOLLOW, OPT_METHOD };
 
 static const struct argp_option options[] =
 {
@@ -53,6 +53,13 @@ static const struct argp_option options[] =
   { "max-gap", OPT_MAX_GAP, "PAGES", 0,
     "--fill lets readers read through gaps of up to PAGES pages (wins over "
     "--device)", 2 },
+  { "follow", OPT_FOLLOW, NULL, 0,
+    "--record also records forked children and the programs they and PROG "
+    "exec", 2 },
+  { "method", OPT_METHOD, "METHOD", 0,
+    "--record: exact (the default: evict the mapped files and turn off "
+    "read-around in PROG, so only the pages it faults are present) or "
+    "present (what is present at exit, which read-around inflates)", 2 },
   { "merge", OPT_MERGE, "RULE", 0,
     "--fill keeps a page any trace has (or), every trace has (and), or at "
     "least a share of the traces have (share, the default)", 2 },
@@ -85,6 +92,8 @@ struct arguments
   struct fill_policy policy;
   int merge_given, share_given, policy_given;
   int traces;                   /* --show --traces */
+  struct record_options record;
+  int record_given;             /* --follow or --method */
 };
 
 static void
@@ -237,6 +246,17 @@ parse_opt (int key, char *arg, struct argp_state *state)
     case OPT_TRACES:
       a->traces = 1;
       break;
+    case OPT_FOLLOW:
+      a->record.follow = a->record_given = 1;
+      break;
+    case OPT_METHOD:
+      if (strcmp (arg, "exact") == 0 || strcmp (arg, "present") == 0)
+        a->record.exact = arg[0] == 'e';
+      else
+        argp_error (state, "error: --method: unknown method '%s' (exact or "
+                    "present)", arg);
+      a->record_given = 1;
+      break;
     case 'q':
       elfpatch_quiet = 1;
       break;
@@ -268,6 +288,9 @@ parse_opt (int key, char *arg, struct argp_state *state)
       if (a->share_given && a->merge_given
           && a->policy.merge != MERGE_SHARE)
         argp_error (state, "error: --min-share needs --merge=share");
+      if (a->record_given && a->mode != MODE_RECORD)
+        argp_error (state, "error: --follow and --method are only for "
+                    "--record");
       if (a->traces && a->mode != MODE_SHOW)
         argp_error (state, "error: --traces is only for --show");
       if (a->mode == MODE_RECORD || a->mode == MODE_RUN)
@@ -324,6 +347,7 @@ main (int argc, char **argv)
   struct arguments a = { 0 };
   a.policy.merge = MERGE_SHARE;
   a.policy.min_share = FILL_DEFAULT_SHARE;
+  a.record.exact = 1;
   a.args = calloc ((size_t) argc + 1, sizeof *a.args);
   if (a.args == NULL)
     error (EXIT_FAILURE, errno, "error");
@@ -333,7 +357,7 @@ main (int argc, char **argv)
   switch (a.mode)
     {
     case MODE_RECORD:
-      status = record_command (a.prog_argv, a.output);
+      status = record_command (a.prog_argv, a.output, &a.record);
       break;
     case MODE_FILL:
       status = fill_command (a.args, a.n_args - 1, a.args[a.n_args - 1],

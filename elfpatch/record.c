@@ -18,8 +18,13 @@
  * replaced since it was mapped is skipped), and the trace binds the pages
  * to that file's identity (build-id, or size and hash).
  *
- * Only the process itself is traced, not its children or threads it
- * creates; the exit stop is the main thread's.  The program keeps its
+ * The exact method (exact.c) needs the system-call stops of every
+ * thread, so threads are always traced then; other processes are traced
+ * only with --follow, which also captures each image a process leaves
+ * by exec, at the entry of execve, while it still exists.  Every capture
+ * adds to one recording: a file's set is the union over all captures.
+ * The program runs with PBITMAP=off: a filled bitmap's prefetch would
+ * make pages present that the program never faulted.  It keeps its
  * standard streams; elfpatch ignores SIGINT and SIGQUIT while it runs
  * (like system(3)), so an interrupted program still yields a trace.  Its
  * exit status does not become elfpatch's: a program that fails is
@@ -36,6 +41,7 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -330,43 +336,212 @@ wait_child (pid_t pid, int *status)
   return 0;
 }
 
-/* Runs the traced child to its end, capturing at its exit stop.  */
+/* One traced thread or process.  */
+struct tracee
+{
+  pid_t pid;
+  int fresh;                    /* auto-attached: its first SIGSTOP is ours */
+  int exec_pending;             /* exact: after the exec, at the exit stop */
+  uint32_t arch;                /* of the system call it is in */
+  uint64_t nr;
+  uint64_t args[6];
+  struct injection inj;
+};
+
+struct tracer
+{
+  const struct record_options *opt;
+  struct recording *rec;
+  struct tracee *t;
+  size_t n, alloc;
+  pid_t main_pid;
+  int main_status;
+  int rc;
+};
+
+static struct tracee *
+find_tracee (struct tracer *tr, pid_t pid)
+{
+  for (size_t i = 0; i < tr->n; i++)
+    if (tr->t[i].pid == pid)
+      return &tr->t[i];
+  if (array_reserve ((void **) &tr->t, &tr->alloc, tr->n, sizeof *tr->t) != 0)
+    return NULL;
+  struct tracee *t = &tr->t[tr->n++];
+  memset (t, 0, sizeof *t);
+  t->pid = pid;
+  t->fresh = 1;
+  return t;
+}
+
+static void
+forget_tracee (struct tracer *tr, pid_t pid)
+{
+  for (size_t i = 0; i < tr->n; i++)
+    if (tr->t[i].pid == pid)
+      {
+        exact_free (&tr->t[i].inj);
+        tr->t[i] = tr->t[--tr->n];
+        return;
+      }
+}
+
 static int
-trace_child (pid_t pid, const char *prog, struct recording *rec,
-             int *status)
+uses_syscall_stops (const struct record_options *opt)
+{
+  return opt->exact || opt->follow;
+}
+
+static void
+resume (struct tracer *tr, pid_t pid, int sig)
+{
+  ptrace (uses_syscall_stops (tr->opt) ? PTRACE_SYSCALL : PTRACE_CONT, pid,
+          0, (void *) (long) sig);
+}
+
+static void
+capture_now (struct tracer *tr, pid_t pid)
+{
+  if (capture (pid, tr->rec) != 0)
+    tr->rc = -1;
+}
+
+/* A system-call stop of T.  */
+static void
+on_syscall (struct tracer *tr, struct tracee *t)
+{
+  struct __ptrace_syscall_info info;
+  if (ptrace (PTRACE_GET_SYSCALL_INFO, t->pid, (void *) sizeof info, &info)
+      <= 0)
+    return;
+  if (t->inj.state != INJECT_NONE)
+    {
+      exact_step (t->pid, &t->inj, info.op);
+      return;
+    }
+  if (info.op == PTRACE_SYSCALL_INFO_ENTRY)
+    {
+      t->arch = info.arch;
+      t->nr = info.entry.nr;
+      memcpy (t->args, info.entry.args, sizeof t->args);
+      /* The image about to be replaced: its pages were used too.  */
+      if (tr->opt->follow && exact_supported (t->arch)
+          && (t->nr == SYS_execve || t->nr == SYS_execveat))
+        capture_now (tr, t->pid);
+      return;
+    }
+  if (info.op != PTRACE_SYSCALL_INFO_EXIT)
+    return;
+  if (t->exec_pending)
+    {
+      t->exec_pending = 0;
+      exact_after_exec (t->pid, &t->inj);
+    }
+  else if (tr->opt->exact && exact_supported (t->arch) && t->nr == SYS_mmap)
+    exact_after_mmap (t->pid, t->args, info.exit.rval, &t->inj);
+}
+
+/* A PTRACE_EVENT_* stop of T.  */
+static void
+on_event (struct tracer *tr, struct tracee *t, int event)
+{
+  unsigned long msg = 0;
+  switch (event)
+    {
+    case PTRACE_EVENT_EXIT:
+      capture_now (tr, t->pid);
+      break;
+    case PTRACE_EVENT_EXEC:
+      t->exec_pending = tr->opt->exact;
+      break;
+    case PTRACE_EVENT_FORK:
+    case PTRACE_EVENT_VFORK:
+    case PTRACE_EVENT_CLONE:
+      if (ptrace (PTRACE_GETEVENTMSG, t->pid, 0, &msg) == 0)
+        find_tracee (tr, (pid_t) msg);
+      break;
+    default:
+      break;
+    }
+}
+
+/* A stop that is no ptrace event: the signal to deliver, or 0.  */
+static int
+on_signal (struct tracee *t, int sig)
+{
+  siginfo_t si;
+  if (t->fresh && sig == SIGSTOP)
+    {
+      t->fresh = 0;
+      return 0;
+    }
+  if (ptrace (PTRACE_GETSIGINFO, t->pid, 0, &si) != 0)
+    return 0;                   /* a group-stop: resume it */
+  if (t->inj.state != INJECT_NONE)
+    {
+      t->inj.held_signal = sig;
+      return 0;
+    }
+  return sig;
+}
+
+/* Runs the traced processes to their end, capturing at each exit stop
+   (and, with --follow, before each exec).  */
+static int
+trace_children (struct tracer *tr, const char *prog)
 {
   long options = PTRACE_O_TRACEEXIT | PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL;
-  if (ptrace (PTRACE_SETOPTIONS, pid, 0, options) != 0
-      || ptrace (PTRACE_CONT, pid, 0, 0) != 0)
+  if (uses_syscall_stops (tr->opt))
+    options |= PTRACE_O_TRACESYSGOOD;
+  if (tr->opt->exact || tr->opt->follow)
+    options |= PTRACE_O_TRACECLONE;
+  if (tr->opt->follow)
+    options |= PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK;
+  struct tracee *main_tracee = find_tracee (tr, tr->main_pid);
+  if (main_tracee == NULL
+      || ptrace (PTRACE_SETOPTIONS, tr->main_pid, 0, options) != 0)
     {
       error (0, errno, "error: %s: ptrace", prog);
-      kill (pid, SIGKILL);
-      wait_child (pid, status);
+      kill (tr->main_pid, SIGKILL);
+      wait_child (tr->main_pid, &tr->main_status);
       return -1;
     }
-  int rc = 0;
+  main_tracee->fresh = 0;
+  if (tr->opt->exact)
+    exact_after_exec (tr->main_pid, &main_tracee->inj);
+  resume (tr, tr->main_pid, 0);
+
   for (;;)
     {
-      if (wait_child (pid, status) != 0)
-        return -1;
-      if (!WIFSTOPPED (*status))
-        return rc;
-      int sig = WSTOPSIG (*status), event = *status >> 16;
-      if (sig == SIGTRAP && event == PTRACE_EVENT_EXIT)
+      int status;
+      pid_t pid = waitpid (-1, &status, __WALL);
+      if (pid < 0 && errno == EINTR)
+        continue;
+      if (pid < 0 && errno == ECHILD)
+        return tr->rc;
+      if (pid < 0)
         {
-          if (capture (pid, rec) != 0)
-            rc = -1;
-          sig = 0;
+          error (0, errno, "error: waitpid");
+          return -1;
         }
+      if (WIFEXITED (status) || WIFSIGNALED (status))
+        {
+          if (pid == tr->main_pid)
+            tr->main_status = status;
+          forget_tracee (tr, pid);
+          continue;
+        }
+      struct tracee *t = find_tracee (tr, pid);
+      if (!WIFSTOPPED (status) || t == NULL)
+        continue;
+      int sig = WSTOPSIG (status), event = status >> 16, deliver = 0;
+      if (sig == (SIGTRAP | 0x80))
+        on_syscall (tr, t);
       else if (sig == SIGTRAP && event != 0)
-        sig = 0;
+        on_event (tr, t, event);
       else
-        {
-          siginfo_t si;
-          if (ptrace (PTRACE_GETSIGINFO, pid, 0, &si) != 0)
-            sig = 0;            /* a group-stop: resume it */
-        }
-      ptrace (PTRACE_CONT, pid, 0, (void *) (long) sig);
+        deliver = on_signal (t, sig);
+      resume (tr, pid, deliver);
     }
 }
 
@@ -391,7 +566,10 @@ start_child (char **argv)
     {
       close (report[0]);
       int err = 0;
-      if (ptrace (PTRACE_TRACEME, 0, 0, 0) != 0)
+      /* A program that prefetches its own bitmap would fault nothing.  */
+      if (setenv ("PBITMAP", "off", 1) != 0)
+        err = errno;
+      else if (ptrace (PTRACE_TRACEME, 0, 0, 0) != 0)
         err = errno;
       else
         {
@@ -447,25 +625,30 @@ free_recording (struct recording *rec)
 }
 
 int
-record_command (char **argv, const char *output)
+record_command (char **argv, const char *output,
+                const struct record_options *opt)
 {
   struct recording rec = { 0 };
   struct trace t = { 0 };
-  int status = 1, child_status = 0;
+  struct tracer tr = { .opt = opt, .rec = &rec };
+  int status = 1;
   struct sigaction ignore = { .sa_handler = SIG_IGN }, old_int, old_quit;
 
   elf_version (EV_CURRENT);
-  pid_t pid = start_child (argv);
-  if (pid < 0)
+  tr.main_pid = start_child (argv);
+  if (tr.main_pid < 0)
     return 1;
   sigaction (SIGINT, &ignore, &old_int);
   sigaction (SIGQUIT, &ignore, &old_quit);
-  int rc = trace_child (pid, argv[0], &rec, &child_status);
+  int rc = trace_children (&tr, argv[0]);
   sigaction (SIGINT, &old_int, NULL);
   sigaction (SIGQUIT, &old_quit, NULL);
+  for (size_t i = 0; i < tr.n; i++)
+    exact_free (&tr.t[i].inj);
+  free (tr.t);
   if (rc != 0)
     goto out;
-  report_status (argv[0], child_status);
+  report_status (argv[0], tr.main_status);
   if (!rec.captured)
     {
       error (0, 0, "error: %s: ended before its pages could be read",
