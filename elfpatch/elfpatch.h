@@ -38,6 +38,12 @@ void elfpatch_note (const char *fmt, ...)
 int read_at (const unsigned char *buf, int fd, uint64_t offset, void *out,
              size_t len);
 
+/* The notes of program header I of ELF, a file of FILE_SIZE bytes, for
+   gelf_getnote (note headers converted, laid out as its p_align says);
+   null unless it is a PT_NOTE inside the file.  *PH is the header.  */
+Elf_Data *pt_note_data (Elf *elf, size_t i, uint64_t file_size,
+                        GElf_Phdr *ph);
+
 /* Reading and writing fields in the byte order of the file: MSB is
    nonzero for ELFDATA2MSB.  */
 uint16_t get_u16 (const unsigned char *p, int msb);

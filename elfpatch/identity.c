@@ -55,13 +55,7 @@ find_build_id (Elf *elf, uint64_t file_size, struct identity *id)
     for (size_t i = 0; i < phnum; i++)
       {
         GElf_Phdr ph;
-        if (gelf_getphdr (elf, (int) i, &ph) == NULL || ph.p_type != PT_NOTE
-            || ph.p_filesz > file_size || ph.p_offset > file_size - ph.p_filesz)
-          continue;
-        Elf_Data *data = elf_getdata_rawchunk (elf, (int64_t) ph.p_offset,
-                                               ph.p_filesz,
-                                               ph.p_align == 8
-                                               ? ELF_T_NHDR8 : ELF_T_NHDR);
+        Elf_Data *data = pt_note_data (elf, i, file_size, &ph);
         if (data != NULL && build_id_in_notes (data, id))
           return 1;
       }

@@ -36,11 +36,53 @@
 
 #include "elfpatch.h"
 
-/* Finds the one PT_PRESENT_BITMAP program header and the PT_LOAD that
-   holds it.  */
+/* The fallback of doc/format.md: a linker that merges every note into
+   one PT_NOTE (mold) leaves the region one note among the others, with no
+   program header of its own.  Finds the pbitmap notes of the PT_NOTEs
+   (owner and type; the header is checked later); the first, as a
+   PT_PRESENT_BITMAP would describe it, goes to *OUT and the number of its
+   PT_NOTE to *HOLDER.  Returns how many there are.  */
+static size_t
+region_in_notes (Elf *elf, uint64_t file_size, size_t phnum, GElf_Phdr *out,
+                 size_t *holder)
+{
+  size_t found = 0;
+  for (size_t i = 0; i < phnum; i++)
+    {
+      GElf_Phdr ph;
+      Elf_Data *data = pt_note_data (elf, i, file_size, &ph);
+      size_t at = 0, next, name, desc;
+      GElf_Nhdr nh;
+      while (data != NULL && at < data->d_size
+             && (next = gelf_getnote (data, at, &nh, &name, &desc)) > 0)
+        {
+          if (nh.n_type == PBITMAP_NT_BITMAP
+              && nh.n_namesz == PBITMAP_NOTE_NAMESZ
+              && memcmp ((const char *) data->d_buf + name,
+                         PBITMAP_NOTE_NAME, PBITMAP_NOTE_NAMESZ) == 0
+              && found++ == 0)
+            {
+              *out = ph;
+              out->p_type = PT_PRESENT_BITMAP;
+              out->p_offset += at;
+              out->p_vaddr += at;
+              out->p_paddr += at;
+              out->p_filesz = out->p_memsz = next - at;
+              *holder = i;
+            }
+          at = next;
+        }
+    }
+  return found;
+}
+
+/* Finds the one PT_PRESENT_BITMAP program header, or without one the one
+   pbitmap note of the PT_NOTEs (*HOLDER is then its PT_NOTE's number,
+   otherwise the number of program headers), and the PT_LOAD that holds
+   it.  */
 static int
-region_phdr (Elf *elf, uint64_t file_size, GElf_Phdr *out, char *why,
-             size_t whysize)
+region_phdr (Elf *elf, uint64_t file_size, GElf_Phdr *out, size_t *holder,
+             char *why, size_t whysize)
 {
   size_t phnum;
   if (elf_getphdrnum (elf, &phnum) != 0)
@@ -66,7 +108,15 @@ region_phdr (Elf *elf, uint64_t file_size, GElf_Phdr *out, char *why,
             *out = ph;
         }
     }
-  if (found == 0)
+  *holder = phnum;
+  if (found == 0
+      && region_in_notes (elf, file_size, phnum, out, holder) > 1)
+    {
+      snprintf (why, whysize, "no PT_PRESENT_BITMAP program header, and "
+                "more than one pbitmap note in the PT_NOTEs");
+      return -1;
+    }
+  if (found == 0 && *holder == phnum)
     {
       snprintf (why, whysize, "no PT_PRESENT_BITMAP program header "
                 "(not linked with the pbitmap plugin?)");
@@ -201,11 +251,12 @@ layout_check (Elf *elf, const GElf_Ehdr *ehdr, uint64_t file_size,
 }
 
 /* The region R (offset and size) shares no byte with the ELF header, the
-   header tables, a segment other than a PT_LOAD and itself, or a
-   section other than its own (the one that starts where it does).  */
+   header tables, a segment other than a PT_LOAD, itself and HOLDER (the
+   PT_NOTE a region without a program header of its own is a note of), or
+   a section other than its own (the one that starts where it does).  */
 static int
 overlap_check (Elf *elf, const GElf_Ehdr *ehdr, const GElf_Phdr *r,
-               char *why, size_t whysize)
+               size_t holder, char *why, size_t whysize)
 {
   size_t phnum, shnum;
   header_counts (elf, ehdr, &phnum, &shnum);
@@ -224,7 +275,7 @@ overlap_check (Elf *elf, const GElf_Ehdr *ehdr, const GElf_Phdr *r,
     {
       GElf_Phdr ph;
       if (gelf_getphdr (elf, (int) i, &ph) != NULL && ph.p_type != PT_LOAD
-          && ph.p_type != PT_PRESENT_BITMAP
+          && ph.p_type != PT_PRESENT_BITMAP && i != holder
           && ranges_overlap (r->p_offset, r->p_filesz, ph.p_offset,
                              ph.p_filesz))
         {
@@ -333,9 +384,10 @@ region_find (Elf *elf, const unsigned char *buf, int fd, uint64_t file_size,
   int msb = ehdr.e_ident[EI_DATA] == ELFDATA2MSB;
 
   GElf_Phdr ph = { 0 };
+  size_t holder;
   if (layout_check (elf, &ehdr, file_size, why, whysize) != 0
-      || region_phdr (elf, file_size, &ph, why, whysize) != 0
-      || overlap_check (elf, &ehdr, &ph, why, whysize) != 0)
+      || region_phdr (elf, file_size, &ph, &holder, why, whysize) != 0
+      || overlap_check (elf, &ehdr, &ph, holder, why, whysize) != 0)
     return -1;
 
   unsigned char hdr[PBITMAP_HEADER_SIZE];

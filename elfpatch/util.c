@@ -108,6 +108,16 @@ read_at (const unsigned char *buf, int fd, uint64_t offset, void *out,
   return 0;
 }
 
+Elf_Data *
+pt_note_data (Elf *elf, size_t i, uint64_t file_size, GElf_Phdr *ph)
+{
+  if (gelf_getphdr (elf, (int) i, ph) == NULL || ph->p_type != PT_NOTE
+      || ph->p_filesz > file_size || ph->p_offset > file_size - ph->p_filesz)
+    return NULL;
+  return elf_getdata_rawchunk (elf, (int64_t) ph->p_offset, ph->p_filesz,
+                               ph->p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
+}
+
 int
 page_range_cmp (const void *a, const void *b)
 {

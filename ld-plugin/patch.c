@@ -89,7 +89,8 @@ struct region
   Elf_Scn *scn;
   GElf_Shdr shdr;
   size_t phndx;
-  GElf_Phdr phdr;
+  GElf_Phdr phdr;               /* the region's own, or as one would be */
+  bool in_shared_note;          /* the region stays in a shared PT_NOTE */
 };
 
 /* Opens PATH for patching, or returns -1 with *RESULT saying why not:
@@ -327,17 +328,63 @@ split_note (Elf *elf, const struct region *r, struct notes *n)
   return NULL;
 }
 
-/* Finds the PT_NOTE that holds the section and nothing else, making sure
- * no other PT_NOTE overlaps it.  Returns NULL, or the reason there is
- * none. */
+/* Whether the region R is one of the notes of the PT_NOTE OTHER, which
+ * holds more: walking that PT_NOTE's notes from its start reaches the
+ * region's first byte, and everything up to the PT_NOTE's end is notes. */
+static bool
+note_among_notes (Elf *elf, const struct region *r, size_t other)
+{
+  GElf_Phdr phdr;
+  GElf_Off start = r->shdr.sh_offset;
+
+  return (gelf_getphdr (elf, other, &phdr) != NULL
+          && is_note_sequence (elf, phdr.p_offset, start - phdr.p_offset,
+                               phdr.p_align)
+          && is_note_sequence (elf, start, phdr.p_offset + phdr.p_filesz
+                               - start, phdr.p_align));
+}
+
+/* The fallback for a linker that merges every note into one PT_NOTE
+ * (mold): the region stays one note among the others, and the runtime
+ * and elfpatch find it there by its owner and type (doc/format.md).  R's
+ * program header is then the one a PT_PRESENT_BITMAP would be. */
 static const char *
-find_program_header (Elf *elf, struct region *r)
+keep_in_shared_note (Elf *elf, struct region *r, const struct notes *n)
+{
+  if (n->overlapping != 1 || !n->merged || !note_among_notes (elf, r,
+                                                              n->other))
+    return ("its PT_NOTE also covers other notes and the region is not "
+            "one of them");
+  if (!n->loaded)
+    return "it is not inside a loadable segment";
+  if (!is_region_note (elf, r->shdr.sh_offset, r->shdr.sh_size))
+    return "its note header is not a pbitmap region header";
+  if (gelf_getphdr (elf, n->other, &r->phdr) == NULL)
+    return "the program headers cannot be read";
+  r->phdr.p_type = PT_PRESENT_BITMAP;
+  r->phdr.p_offset = r->shdr.sh_offset;
+  r->phdr.p_vaddr = r->phdr.p_paddr = r->shdr.sh_addr;
+  r->phdr.p_filesz = r->phdr.p_memsz = r->shdr.sh_size;
+  r->phndx = n->other;
+  r->in_shared_note = true;
+  return NULL;
+}
+
+/* Finds the PT_NOTE that holds the section and nothing else, making sure
+ * no other PT_NOTE overlaps it; or, with SHARED_NOTE, accepts a region
+ * that is one note of a PT_NOTE holding more.  Returns NULL, or the
+ * reason there is none. */
+static const char *
+find_program_header (Elf *elf, struct region *r, bool shared_note)
 {
   struct notes n;
   const char *why;
 
+  r->in_shared_note = false;
   if (!survey_notes (elf, r, &n))
     return "the program headers cannot be read";
+  if (n.own == n.phnum && n.merged && shared_note)
+    return keep_in_shared_note (elf, r, &n);
   if (n.own == n.phnum)
     return (n.merged ? "its PT_NOTE also covers other notes (the linker "
             "merged them); link through pbitmap-ld to keep it there"
@@ -391,7 +438,7 @@ write_headers (Elf *elf, struct region *r)
 {
   r->phdr.p_type = PT_PRESENT_BITMAP;
   r->shdr.sh_addralign = NOTE_ALIGN;
-  return (gelf_update_phdr (elf, r->phndx, &r->phdr)
+  return ((r->in_shared_note || gelf_update_phdr (elf, r->phndx, &r->phdr))
           && gelf_update_shdr (r->scn, &r->shdr)
           && elf_update (elf, ELF_C_WRITE) >= 0);
 }
@@ -518,8 +565,8 @@ redirect_entry (Elf *elf, const struct region *r)
 }
 
 static enum patch_result
-patch_elf (const char *path, Elf *elf, bool want_entry,
-           uint64_t *image_pages, enum patch_entry *entry)
+patch_elf (const char *path, Elf *elf, bool want_entry, bool shared_note,
+           struct patch_outcome *out)
 {
   struct region r;
   const char *why;
@@ -536,17 +583,19 @@ patch_elf (const char *path, Elf *elf, bool want_entry,
                      "script discard it?)", PBITMAP_NOTE_SECTION);
       return PATCH_FAILED;
     }
-  why = find_program_header (elf, &r);
+  why = find_program_header (elf, &r, shared_note);
   if (why != NULL)
     {
       refuse_output (path, "cannot give %s its own program header: %s",
                      PBITMAP_NOTE_SECTION, why);
       return PATCH_FAILED;
     }
-  *image_pages = count_image_pages (elf);
-  *entry = ENTRY_KEPT;
+  out->image_pages = count_image_pages (elf);
+  out->in_shared_note = r.in_shared_note;
+  out->entry = ENTRY_KEPT;
   if (want_entry && !has_program_header (elf, PT_INTERP))
-    *entry = redirect_entry (elf, &r) ? ENTRY_REDIRECTED : ENTRY_NOT_FOUND;
+    out->entry = (redirect_entry (elf, &r) ? ENTRY_REDIRECTED
+                  : ENTRY_NOT_FOUND);
   if (!write_headers (elf, &r))
     {
       refuse_output (path, "cannot write the program header: %s",
@@ -557,8 +606,8 @@ patch_elf (const char *path, Elf *elf, bool want_entry,
 }
 
 enum patch_result
-patch_output (const char *path, bool redirect_entry, uint64_t *image_pages,
-              enum patch_entry *entry)
+patch_output (const char *path, bool redirect_entry, bool shared_note,
+              struct patch_outcome *out)
 {
   enum patch_result result;
   int fd = open_output (path, &result);
@@ -568,7 +617,7 @@ patch_output (const char *path, bool redirect_entry, uint64_t *image_pages,
     return result;
   elf = elf_begin (fd, ELF_C_RDWR, NULL);
   if (elf != NULL)
-    result = patch_elf (path, elf, redirect_entry, image_pages, entry);
+    result = patch_elf (path, elf, redirect_entry, shared_note, out);
   else
     {
       refuse_output (path, "cannot read the output: %s", elf_errmsg (-1));

@@ -80,14 +80,6 @@
 #define RUNTIME_EXEC "pbitmap-rt.o"
 #define RUNTIME_SHARED "pbitmap-rt-shared.o"
 
-/* Slack for what no input shows: linker-made sections, headers and
- * padding between segments. */
-#define SLACK_PAGES 16
-#define CAPACITY_ROUND 128
-/* A bitmap of this many pages describes a 64 TiB image; beyond it a
- * capacity is a typo, not a program. */
-#define CAPACITY_MAX (UINT64_C (1) << 34)
-
 /* The linker's interface, as offered in onload. */
 static ld_plugin_message tv_message;
 static ld_plugin_register_claim_file tv_register_claim_file;
@@ -154,7 +146,8 @@ parse_capacity (const char *text, uint64_t *pages)
     return false;
   errno = 0;
   value = strtoull (text, &end, 10);
-  if (errno != 0 || *end != '\0' || value == 0 || value > CAPACITY_MAX)
+  if (errno != 0 || *end != '\0' || value == 0
+      || value > RESERVE_CAPACITY_MAX)
     return false;
   *pages = value;
   return true;
@@ -187,7 +180,8 @@ parse_option (const char *opt)
       if (!parse_capacity (opt + 9, &opt_capacity))
         {
           plugin_message (LDPL_FATAL, "capacity=%s: not a page count "
-                          "between 1 and %" PRIu64, opt + 9, CAPACITY_MAX);
+                          "between 1 and %" PRIu64, opt + 9,
+                          RESERVE_CAPACITY_MAX);
           return LDPS_ERR;
         }
     }
@@ -268,11 +262,7 @@ relocatable_bytes (Elf *elf, const GElf_Ehdr *ehdr, uint64_t filesize)
 static void
 remember_target (const GElf_Ehdr *ehdr)
 {
-  target.elfclass = ehdr->e_ident[EI_CLASS];
-  target.data = ehdr->e_ident[EI_DATA];
-  target.osabi = ehdr->e_ident[EI_OSABI];
-  target.machine = ehdr->e_machine;
-  target.flags = ehdr->e_flags;
+  reserve_target_of (ehdr, &target);
   target_seen = true;
 }
 
@@ -331,38 +321,6 @@ size_input (const struct ld_plugin_input_file *file)
   munmap (map, lead + file->filesize);
 }
 
-static uint64_t
-capacity_for (uint64_t bytes)
-{
-  uint64_t grown = bytes > UINT64_MAX / 5 * 4 ? UINT64_MAX : bytes + bytes / 4;
-  uint64_t pages = (grown / PBITMAP_PAGE_SIZE
-                    + (grown % PBITMAP_PAGE_SIZE != 0) + SLACK_PAGES);
-
-  pages = (pages + CAPACITY_ROUND - 1) / CAPACITY_ROUND * CAPACITY_ROUND;
-  return pages > CAPACITY_MAX ? CAPACITY_MAX : pages;
-}
-
-/* Without any ELF relocatable input to copy from (everything went to a
- * compiler plugin, no start files), build for the machine we run on. */
-static void
-default_target (void)
-{
-  target.elfclass = sizeof (void *) == 8 ? ELFCLASS64 : ELFCLASS32;
-  target.data = (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-                 ? ELFDATA2LSB : ELFDATA2MSB);
-  target.osabi = ELFOSABI_NONE;
-#if defined __x86_64__
-  target.machine = EM_X86_64;
-#elif defined __i386__
-  target.machine = EM_386;
-#elif defined __aarch64__
-  target.machine = EM_AARCH64;
-#else
-  target.machine = EM_NONE;
-#endif
-  target.flags = 0;
-}
-
 /* The hooks. */
 
 static enum ld_plugin_status
@@ -407,36 +365,10 @@ region_link (void)
   return RESERVE_LINK_NONE;
 }
 
-/* The temporary object: under $TMPDIR like the linker's own temporaries. */
-static int
-create_reserve_file (void)
-{
-  const char *dir = getenv ("TMPDIR");
-  int fd;
-
-  if (dir == NULL || *dir == '\0')
-    dir = "/tmp";
-  if (asprintf (&reserve_path, "%s/pbitmap-XXXXXX.o", dir) < 0)
-    {
-      reserve_path = NULL;
-      plugin_message (LDPL_FATAL, "out of memory");
-      return -1;
-    }
-  fd = mkstemps (reserve_path, 2);
-  if (fd < 0)
-    {
-      plugin_message (LDPL_FATAL, "cannot create a temporary object in "
-                      "%s: %s", dir, strerror (errno));
-      free (reserve_path);
-      reserve_path = NULL;
-    }
-  return fd;
-}
-
 static enum ld_plugin_status
 add_reserve_object (void)
 {
-  int fd = create_reserve_file ();
+  int fd = reserve_create_file (&reserve_path);
   int status;
 
   if (fd < 0)
@@ -523,8 +455,9 @@ onall_symbols_read (void)
       return LDPS_OK;
     }
   if (!target_seen)
-    default_target ();
-  capacity = opt_capacity != 0 ? opt_capacity : capacity_for (image_bytes);
+    reserve_default_target (&target);
+  capacity = (opt_capacity != 0 ? opt_capacity
+              : reserve_capacity_for (image_bytes));
 
   status = add_reserve_object ();
   if (status == LDPS_OK)
@@ -563,8 +496,7 @@ report_entry (enum patch_entry entry)
 static enum ld_plugin_status
 oncleanup (void)
 {
-  uint64_t image_pages;
-  enum patch_entry entry;
+  struct patch_outcome outcome;
 
   if (reserve_path != NULL)
     {
@@ -577,12 +509,12 @@ oncleanup (void)
   if (!reserved || failed)
     return LDPS_OK;
   switch (patch_output (tv_output_name,
-                        executable_runtime () && !opt_hook_preinit,
-                        &image_pages, &entry))
+                        executable_runtime () && !opt_hook_preinit, false,
+                        &outcome))
     {
     case PATCH_DONE:
-      check_capacity (image_pages);
-      report_entry (entry);
+      check_capacity (outcome.image_pages);
+      report_entry (outcome.entry);
       return LDPS_OK;
     case PATCH_NO_OUTPUT:
       return LDPS_OK;

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <plugin-api.h>
+#include <gelf.h>
 
 /* Hidden symbols shared with the runtime (runtime/prefetch.c and
  * runtime/entry.S).  The region object defines the first at the region's
@@ -67,6 +68,25 @@ int reserve_write_object (int fd, const char *path,
                           uint64_t capacity, enum reserve_link link,
                           bool spare);
 
+/* A bitmap of this many pages describes a 64 TiB image; beyond it a
+ * capacity is a typo, not a program. */
+#define RESERVE_CAPACITY_MAX (UINT64_C (1) << 34)
+
+/* The capacity for an image estimated at BYTES: a quarter more for
+ * alignment and linker-made sections, plus 16 pages, rounded up to a
+ * multiple of 128 pages. */
+uint64_t reserve_capacity_for (uint64_t bytes);
+
+/* The target of a link whose relocatable input has the header EHDR, or,
+ * without one, of the machine we run on. */
+void reserve_target_of (const GElf_Ehdr *ehdr, struct reserve_target *t);
+void reserve_default_target (struct reserve_target *t);
+
+/* Creates the temporary object under $TMPDIR like the linker's own
+ * temporaries; *PATH is set to its name (to be freed).  Returns its
+ * descriptor, or -1 after an error message. */
+int reserve_create_file (char **path);
+
 /* patch.c: outcome of patch_output. */
 enum patch_result
 {
@@ -83,14 +103,22 @@ enum patch_entry
   ENTRY_NOT_FOUND       /* asked for a static program, but no usable slot */
 };
 
+/* What patch_output found and did. */
+struct patch_outcome
+{
+  uint64_t image_pages;         /* file pages the loadable segments reach */
+  enum patch_entry entry;
+  bool in_shared_note;          /* the region stayed in a shared PT_NOTE */
+};
+
 /* Give the region in the linked file PATH its own program header type and
  * a note alignment readelf accepts.  With REDIRECT_ENTRY, a program without
  * PT_INTERP (a static executable) gets the runtime's entry stub as its
- * entry point, the original one going into the stub's slot.  On PATCH_DONE
- * *IMAGE_PAGES is the number of file pages the loadable segments reach and
- * *ENTRY says what became of the entry point. */
+ * entry point, the original one going into the stub's slot.  With
+ * SHARED_NOTE, a region the linker put into one PT_NOTE with other notes
+ * stays there (the fallback of doc/format.md) instead of failing the link.
+ * On PATCH_DONE *OUT says what was found and done. */
 enum patch_result patch_output (const char *path, bool redirect_entry,
-                                uint64_t *image_pages,
-                                enum patch_entry *entry);
+                                bool shared_note, struct patch_outcome *out);
 
 #endif /* PBITMAP_LD_PLUGIN_H */

@@ -42,9 +42,12 @@
  *                       from the library's region alone.
  */
 
+#include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <gelf.h>
 
@@ -90,6 +93,11 @@ static const char strtab[] =
 #define NAME_MARK_SYMBOL (NAME_SLOT_SYMBOL + sizeof PBITMAP_ENTRY_SLOT_SYMBOL)
 #define SYM_REGION 1
 #define SYM_TARGET 2            /* the relocation's: slot or mark */
+
+/* Slack for what no input shows: linker-made sections, headers and
+ * padding between segments. */
+#define SLACK_PAGES 16
+#define CAPACITY_ROUND 128
 
 #ifndef R_X86_64_PC64
 # define R_X86_64_PC64 24
@@ -388,4 +396,71 @@ reserve_write_object (int fd, const char *path,
   elf_end (elf);
   free (region);
   return status;
+}
+
+/* What the plugin and pbitmap-ld share besides the object itself. */
+
+uint64_t
+reserve_capacity_for (uint64_t bytes)
+{
+  uint64_t grown = bytes > UINT64_MAX / 5 * 4 ? UINT64_MAX : bytes + bytes / 4;
+  uint64_t pages = (grown / PBITMAP_PAGE_SIZE
+                    + (grown % PBITMAP_PAGE_SIZE != 0) + SLACK_PAGES);
+
+  pages = (pages + CAPACITY_ROUND - 1) / CAPACITY_ROUND * CAPACITY_ROUND;
+  return pages > RESERVE_CAPACITY_MAX ? RESERVE_CAPACITY_MAX : pages;
+}
+
+void
+reserve_target_of (const GElf_Ehdr *ehdr, struct reserve_target *t)
+{
+  t->elfclass = ehdr->e_ident[EI_CLASS];
+  t->data = ehdr->e_ident[EI_DATA];
+  t->osabi = ehdr->e_ident[EI_OSABI];
+  t->machine = ehdr->e_machine;
+  t->flags = ehdr->e_flags;
+}
+
+void
+reserve_default_target (struct reserve_target *t)
+{
+  t->elfclass = sizeof (void *) == 8 ? ELFCLASS64 : ELFCLASS32;
+  t->data = (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+             ? ELFDATA2LSB : ELFDATA2MSB);
+  t->osabi = ELFOSABI_NONE;
+#if defined __x86_64__
+  t->machine = EM_X86_64;
+#elif defined __i386__
+  t->machine = EM_386;
+#elif defined __aarch64__
+  t->machine = EM_AARCH64;
+#else
+  t->machine = EM_NONE;
+#endif
+  t->flags = 0;
+}
+
+int
+reserve_create_file (char **path)
+{
+  const char *dir = getenv ("TMPDIR");
+  int fd;
+
+  if (dir == NULL || *dir == '\0')
+    dir = "/tmp";
+  if (asprintf (path, "%s/pbitmap-XXXXXX.o", dir) < 0)
+    {
+      *path = NULL;
+      plugin_message (LDPL_FATAL, "out of memory");
+      return -1;
+    }
+  fd = mkstemps (*path, 2);
+  if (fd < 0)
+    {
+      plugin_message (LDPL_FATAL, "cannot create a temporary object in "
+                      "%s: %s", dir, strerror (errno));
+      free (*path);
+      *path = NULL;
+    }
+  return fd;
 }

@@ -20,12 +20,14 @@
  *     is at the page boundary at or one page below it: the first candidate
  *     shares the region's page, the second is used only if the kernel says
  *     it is readable.  A candidate is the header when it has ELF magic,
- *     its program headers lie in its first page, and its one
- *     PT_PRESENT_BITMAP maps exactly to __pbitmap_region.  The load bias
+ *     its program headers lie in its first page, and its region (below)
+ *     maps exactly to __pbitmap_region.  The load bias
  *     is the address of the ELF header minus the p_vaddr of the PT_LOAD
  *     with p_offset 0, and must agree with PT_PHDR when there is one.
  *
- *  3. Region.  Exactly one PT_PRESENT_BITMAP, inside the file range of one
+ *  3. Region.  Exactly one PT_PRESENT_BITMAP, or, when there is none (a
+ *     linker that merges all notes into one PT_NOTE), exactly one pbitmap
+ *     note among the notes of the PT_NOTEs; inside the file range of one
  *     readable PT_LOAD at the matching address, holding a note and header
  *     exactly as include/pbitmap-format.h says.  Anything else: no valid
  *     bitmap, nothing is done.  A region without PBITMAP_F_FILLED or with
@@ -350,37 +352,98 @@ image_from_ehdr (const rt_ehdr *eh, struct image *im)
 
 /* ---- the region ------------------------------------------------------- */
 
-/* The one PT_PRESENT_BITMAP, if it lies where it may be read.  */
-static const rt_phdr *
-region_phdr (const struct image *im)
+/* Whether [OFFSET, OFFSET + SIZE) of the file lies in the file range of
+   a readable PT_LOAD that maps it at VADDR: the bytes may be read at
+   bias + VADDR.  */
+static int
+image_maps (const struct image *im, uint64_t offset, uint64_t vaddr,
+            uint64_t size)
 {
-  const rt_phdr *reg = NULL;
+  for (size_t i = 0; i < im->phnum; i++)
+    {
+      const rt_phdr *ld = image_phdr (im, i);
+      if (ld->p_type != PT_LOAD || !(ld->p_flags & PF_R)
+          || offset < ld->p_offset
+          || offset - ld->p_offset > ld->p_filesz
+          || size > ld->p_filesz - (offset - ld->p_offset))
+        continue;
+      return vaddr - ld->p_vaddr == offset - ld->p_offset;
+    }
+  return 0;
+}
+
+/* The pbitmap notes in the PT_NOTE NOTE: the first, as a program header
+   of its own would describe it, into *OUT.  Returns how many there are,
+   or -1 when the notes cannot be walked.  */
+static int
+note_region (const struct image *im, const rt_phdr *note, rt_phdr *out)
+{
+  if (note->p_vaddr % 4 != 0
+      || !image_maps (im, note->p_offset, note->p_vaddr, note->p_filesz))
+    return -1;
+  const unsigned char *p = (const unsigned char *) (im->bias + note->p_vaddr);
+  uint64_t align = note->p_align == 8 ? 8 : 4, size = note->p_filesz;
+  uint64_t at = 0;
+  int found = 0;
+  while (size - at >= 12)
+    {
+      const uint32_t *n = (const uint32_t *) (p + at);
+      uint64_t name = (n[0] + align - 1) & ~(align - 1);
+      uint64_t desc = (n[1] + align - 1) & ~(align - 1);
+      if (name > size - at - 12 || desc > size - at - 12 - name)
+        return -1;
+      const char *owner = (const char *) (p + at + 12);
+      if (n[0] == PBITMAP_NOTE_NAMESZ && n[2] == PBITMAP_NT_BITMAP
+          && owner[0] == 'p' && owner[1] == 'b' && owner[2] == 'i'
+          && owner[3] == 't' && owner[4] == 'm' && owner[5] == 'a'
+          && owner[6] == 'p' && owner[7] == '\0' && found++ == 0)
+        {
+          *out = *note;
+          out->p_type = PT_PRESENT_BITMAP;
+          out->p_offset = note->p_offset + at;
+          out->p_vaddr = note->p_vaddr + at;
+          out->p_paddr = note->p_paddr + at;
+          out->p_filesz = out->p_memsz = 12 + name + (uint64_t) n[1];
+        }
+      at += 12 + name + desc;
+    }
+  return at == size ? found : -1;
+}
+
+/* The region's place, as its program header says: the one
+   PT_PRESENT_BITMAP, or without one (a linker that merges all notes into
+   one PT_NOTE, doc/format.md) the one pbitmap note of the PT_NOTEs.
+   Returns 0 when it lies where it may be read.  */
+static int
+region_phdr (const struct image *im, rt_phdr *reg)
+{
+  int found = 0;
   for (size_t i = 0; i < im->phnum; i++)
     {
       const rt_phdr *ph = image_phdr (im, i);
       if (ph->p_type != PT_PRESENT_BITMAP)
         continue;
-      if (reg != NULL)
-        return NULL;
-      reg = ph;
+      if (found++)
+        return -1;
+      *reg = *ph;
     }
-  if (reg == NULL || reg->p_offset % 16 != 0
-      || reg->p_filesz < PBITMAP_HEADER_SIZE)
-    return NULL;
-
-  for (size_t i = 0; i < im->phnum; i++)
+  int have_phdr = found != 0;
+  for (size_t i = 0; i < im->phnum && !have_phdr; i++)
     {
-      const rt_phdr *ld = image_phdr (im, i);
-      if (ld->p_type != PT_LOAD || !(ld->p_flags & PF_R)
-          || reg->p_offset < ld->p_offset
-          || reg->p_offset - ld->p_offset > ld->p_filesz
-          || reg->p_filesz > ld->p_filesz - (reg->p_offset - ld->p_offset))
-        continue;
-      if (reg->p_vaddr - ld->p_vaddr != reg->p_offset - ld->p_offset)
-        return NULL;
-      return reg;
+      const rt_phdr *ph = image_phdr (im, i);
+      rt_phdr in_note;
+      /* A PT_NOTE whose notes cannot be walked holds no region.  */
+      int n = ph->p_type == PT_NOTE ? note_region (im, ph, &in_note) : 0;
+      if (n > 0 && found == 0)
+        *reg = in_note;
+      if (n > 0)
+        found += n;
     }
-  return NULL;
+  if (found != 1 || reg->p_offset % 16 != 0
+      || reg->p_filesz < PBITMAP_HEADER_SIZE
+      || !image_maps (im, reg->p_offset, reg->p_vaddr, reg->p_filesz))
+    return -1;
+  return 0;
 }
 
 /* Finds this object's ELF header from its region (step 2).  */
@@ -393,10 +456,10 @@ image_find (struct image *im)
     {
       if (k > 0 && (page == 0 || !rt_readable (page)))
         return -1;
-      const rt_phdr *reg;
+      rt_phdr reg;
       if (image_from_ehdr ((const rt_ehdr *) page, im) == 0
-          && (reg = region_phdr (im)) != NULL
-          && im->bias + reg->p_vaddr == region)
+          && region_phdr (im, &reg) == 0
+          && im->bias + reg.p_vaddr == region)
         return 0;
     }
   return -1;
@@ -406,15 +469,15 @@ image_find (struct image *im)
 static const struct pbitmap_header *
 region_header (const struct image *im)
 {
-  const rt_phdr *reg = region_phdr (im);
-  if (reg == NULL)
+  rt_phdr reg;
+  if (region_phdr (im, &reg) != 0)
     return NULL;
   const struct pbitmap_header *h
-    = (const struct pbitmap_header *) (im->bias + reg->p_vaddr);
+    = (const struct pbitmap_header *) (im->bias + reg.p_vaddr);
   if ((uintptr_t) h % 16 != 0)
     return NULL;
 
-  return pbitmap_header_check (h, reg->p_filesz) == PBITMAP_HEADER_OK
+  return pbitmap_header_check (h, reg.p_filesz) == PBITMAP_HEADER_OK
          ? h : NULL;
 }
 

@@ -35,6 +35,12 @@ subst.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 # config files, all wired to this build's plugin and runtime.
 subst.append(("%driver_test", os.path.join(b, "driver", "test")))
 subst.append(("%clang", config.clang or "clang-not-found"))
+# pbitmap-ld, and the flags that make gcc -fuse-ld=mold|lld run it (the
+# build tree's ld.mold and ld.lld name it) with this build's runtime.
+pbitmap_ld = os.path.join(b, "ld-plugin", "pbitmap-ld")
+subst.append(("%pbitmap_ld", pbitmap_ld))
+subst.append(("%ld_wrapper", "-B%s/ -Wl,--pbitmap-runtime-dir=%s"
+              % (os.path.join(b, "ld-plugin", "test-bin"), runtime_dir)))
 
 # Tool names used bare in RUN lines (FileCheck, not, yaml2obj, split-file,
 # llvm-readelf) resolve to what configure found.
@@ -59,7 +65,7 @@ if config.cc_is_gcc:
 # without one skips its tests.
 import shutil
 for feature, prog in (("gold", "ld.gold"), ("mold", "ld.mold"),
-                      ("lld", "ld.lld")):
+                      ("lld", "ld.lld"), ("lld-16", "ld.lld-16")):
     if shutil.which(prog, path=config.environment["PATH"]):
         config.available_features.add(feature)
 if os.geteuid() == 0:

@@ -1,0 +1,527 @@
+/* pbitmap-ld.c: the pbitmap region for linkers that run no plugin of ours.
+ *
+ * mold runs a linker plugin only for LTO inputs and keeps only the last
+ * -plugin option (so ours would replace GCC's LTO plugin), and lld runs
+ * none at all.  pbitmap-ld stands where the compiler driver expects the
+ * linker and does, around the real linker, what the plugin does inside
+ * ld.bfd and gold, with the same code (reserve.c, patch.c):
+ *
+ *   1. It writes the region object for the link's target (reserve.c) and
+ *      appends it and the runtime object to the linker's arguments.
+ *   2. It runs the real linker with them.
+ *   3. It patches the output like the plugin's cleanup hook (patch.c):
+ *      the region's PT_NOTE becomes PT_PRESENT_BITMAP, and a static
+ *      executable's entry point becomes the runtime's stub.  Where the
+ *      linker has merged every note into one PT_NOTE (mold), the region
+ *      stays a note among the others; the runtime and elfpatch find it
+ *      there by its owner and type (doc/format.md).
+ *
+ * The capacity must be fixed before the link, but which archive members
+ * the link loads is only known after it.  So the first link gets a
+ * capacity estimated from the object files named on the command line;
+ * when the image turns out larger, the link runs once more with a
+ * capacity for the image it made.  Both are functions of the inputs, so
+ * the output is reproducible.
+ *
+ * Which linker is real: --pbitmap-ld=PROG, else $PBITMAP_LD, else the
+ * name pbitmap-ld was called by when it is ld.NAME (a symlink ld.mold or
+ * ld.lld in a directory given to gcc -B selects mold or lld with
+ * -fuse-ld=mold or -fuse-ld=lld), else ld.  It is looked up in PATH,
+ * skipping pbitmap-ld itself.  Options of its own, all removed before
+ * the real linker sees the arguments (pass them with -Wl,):
+ * --pbitmap-ld=PROG, --pbitmap-runtime-dir=DIR, --pbitmap-capacity=PAGES,
+ * --pbitmap-no-runtime, --pbitmap-verbose.  Relocatable links (-r) and
+ * queries (--version, --help) go to the real linker untouched.  Response
+ * files (@FILE) are passed on but not read: options in them are not seen
+ * here.
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <fcntl.h>
+
+#include <gelf.h>
+
+#include "pbitmap-format.h"
+#include "plugin.h"
+
+#ifndef PBITMAP_RUNTIME_DIR
+# error "PBITMAP_RUNTIME_DIR must name the directory of the runtime objects"
+#endif
+
+#define RUNTIME_EXEC "pbitmap-rt.o"
+#define RUNTIME_SHARED "pbitmap-rt-shared.o"
+
+enum output_kind { OUT_EXEC, OUT_PIE, OUT_SHARED, OUT_RELOCATABLE };
+
+/* What the command line says. */
+struct link
+{
+  char **args;                  /* the real linker's, NULL-terminated */
+  size_t nargs;
+  const char *linker;           /* as asked for */
+  const char *runtime_dir;
+  const char *output;
+  enum output_kind kind;
+  bool query;                   /* --version, --help, -v: no output */
+  bool no_runtime;
+  bool verbose;
+  uint64_t capacity;            /* 0: estimate */
+  uint64_t input_bytes;
+  bool target_seen;
+  struct reserve_target target;
+};
+
+static bool failed;
+
+void
+plugin_message (enum ld_plugin_level level, const char *fmt, ...)
+{
+  va_list ap;
+
+  if (level == LDPL_FATAL || level == LDPL_ERROR)
+    failed = true;
+  fprintf (stderr, "pbitmap-ld: %s", level == LDPL_WARNING ? "warning: "
+           : level == LDPL_INFO ? "" : "error: ");
+  va_start (ap, fmt);
+  vfprintf (stderr, fmt, ap);
+  va_end (ap);
+  fputc ('\n', stderr);
+}
+
+/* ---- the command line ------------------------------------------------- */
+
+static bool
+has_prefix (const char *s, const char *prefix)
+{
+  return strncmp (s, prefix, strlen (prefix)) == 0;
+}
+
+/* Takes pbitmap-ld's own option ARG; returns false for any other. */
+static bool
+own_option (struct link *l, const char *arg)
+{
+  char *end;
+
+  if (has_prefix (arg, "--pbitmap-ld="))
+    l->linker = arg + 13;
+  else if (has_prefix (arg, "--pbitmap-runtime-dir="))
+    l->runtime_dir = arg + 22;
+  else if (strcmp (arg, "--pbitmap-no-runtime") == 0)
+    l->no_runtime = true;
+  else if (strcmp (arg, "--pbitmap-verbose") == 0)
+    l->verbose = true;
+  else if (has_prefix (arg, "--pbitmap-capacity="))
+    {
+      errno = 0;
+      l->capacity = strtoull (arg + 19, &end, 10);
+      if (arg[19] < '0' || arg[19] > '9' || errno != 0 || *end != '\0'
+          || l->capacity == 0 || l->capacity > RESERVE_CAPACITY_MAX)
+        {
+          plugin_message (LDPL_FATAL, "%s: not a page count between 1 and "
+                          "%" PRIu64, arg, RESERVE_CAPACITY_MAX);
+          exit (1);
+        }
+    }
+  else if (has_prefix (arg, "--pbitmap-"))
+    {
+      plugin_message (LDPL_FATAL, "unknown option '%s' (known: "
+                      "--pbitmap-ld=PROG, --pbitmap-runtime-dir=DIR, "
+                      "--pbitmap-capacity=PAGES, --pbitmap-no-runtime, "
+                      "--pbitmap-verbose)", arg);
+      exit (1);
+    }
+  else
+    return false;
+  return true;
+}
+
+/* Linker options that take the next argument as their value, so that it
+ * is not mistaken for an input file. */
+static bool
+takes_value (const char *arg)
+{
+  static const char *const with_value[] = {
+    "-L", "-l", "-T", "-dT", "-e", "-m", "-z", "-y", "-u", "-h", "-R",
+    "-o", "--output", "-plugin", "-plugin-opt", "--plugin", "--plugin-opt",
+    "-soname", "--soname", "-rpath", "--rpath", "-rpath-link",
+    "--rpath-link", "-dynamic-linker", "--dynamic-linker", "--sysroot",
+    "-Map", "--version-script", "--dynamic-list", "--defsym", "--script",
+    "--entry", "--undefined", "--wrap", "--library", "--library-path",
+    "-init", "-fini", "--just-symbols",
+    NULL
+  };
+
+  for (size_t i = 0; with_value[i] != NULL; i++)
+    if (strcmp (arg, with_value[i]) == 0)
+      return true;
+  return false;
+}
+
+/* An input file the link will certainly load: adds its size to the
+ * estimate and takes the link's target from the first ELF relocatable
+ * object.  Archives and shared libraries are left out (only part of an
+ * archive is loaded; a library is not part of the image). */
+static void
+size_input (struct link *l, const char *path)
+{
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  Elf *elf;
+  GElf_Ehdr ehdr;
+
+  if (fd < 0)
+    return;
+  if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode))
+    {
+      close (fd);
+      return;
+    }
+  elf = elf_begin (fd, ELF_C_READ, NULL);
+  if (elf == NULL || elf_kind (elf) == ELF_K_NONE)
+    l->input_bytes += st.st_size;   /* LTO bitcode, linker scripts */
+  else if (elf_kind (elf) == ELF_K_ELF && gelf_getehdr (elf, &ehdr) != NULL
+           && ehdr.e_type == ET_REL)
+    {
+      l->input_bytes += st.st_size;
+      if (!l->target_seen)
+        reserve_target_of (&ehdr, &l->target);
+      l->target_seen = true;
+    }
+  elf_end (elf);
+  close (fd);
+}
+
+/* Reads what matters in one argument of the real linker's; *SKIP is set
+ * when the next argument is this one's value. */
+static void
+scan_argument (struct link *l, char *const *argv, int i, bool *skip)
+{
+  const char *arg = argv[i];
+
+  *skip = false;
+  if (strcmp (arg, "-o") == 0 || strcmp (arg, "--output") == 0)
+    l->output = argv[i + 1];
+  else if (has_prefix (arg, "--output="))
+    l->output = arg + 9;
+  else if (has_prefix (arg, "-o") && arg[2] != '\0')
+    l->output = arg + 2;
+  if (takes_value (arg))
+    *skip = argv[i + 1] != NULL;
+  else if (strcmp (arg, "-shared") == 0 || strcmp (arg, "--shared") == 0
+           || strcmp (arg, "-Bshareable") == 0)
+    l->kind = OUT_SHARED;
+  else if ((strcmp (arg, "-pie") == 0 || strcmp (arg, "--pie") == 0
+            || strcmp (arg, "--pic-executable") == 0)
+           && l->kind != OUT_SHARED)
+    l->kind = OUT_PIE;
+  else if (strcmp (arg, "-no-pie") == 0 || strcmp (arg, "--no-pie") == 0)
+    l->kind = l->kind == OUT_PIE ? OUT_EXEC : l->kind;
+  else if (strcmp (arg, "-r") == 0 || strcmp (arg, "--relocatable") == 0
+           || strcmp (arg, "-Ur") == 0 || strcmp (arg, "-i") == 0)
+    l->kind = OUT_RELOCATABLE;
+  else if (strcmp (arg, "--version") == 0 || strcmp (arg, "--help") == 0)
+    l->query = true;
+  else if (arg[0] != '-' && arg[0] != '@')
+    size_input (l, arg);
+}
+
+static void
+parse_command_line (struct link *l, int argc, char **argv)
+{
+  bool skip = false;
+
+  l->args = calloc (argc + 3, sizeof *l->args);
+  if (l->args == NULL)
+    {
+      plugin_message (LDPL_FATAL, "out of memory");
+      exit (1);
+    }
+  l->args[l->nargs++] = NULL;           /* the real linker, later */
+  l->output = "a.out";
+  for (int i = 1; i < argc; i++)
+    {
+      if (!skip && own_option (l, argv[i]))
+        continue;
+      l->args[l->nargs++] = argv[i];
+      if (skip)
+        skip = false;
+      else
+        scan_argument (l, argv, i, &skip);
+    }
+}
+
+/* ---- the real linker -------------------------------------------------- */
+
+/* The linker asked for: --pbitmap-ld, $PBITMAP_LD, the name called by
+ * when it is ld.NAME, or ld. */
+static const char *
+linker_name (const struct link *l, const char *argv0)
+{
+  const char *base = strrchr (argv0, '/');
+  const char *env = getenv ("PBITMAP_LD");
+
+  base = base != NULL ? base + 1 : argv0;
+  if (l->linker != NULL)
+    return l->linker;
+  if (env != NULL && *env != '\0')
+    return env;
+  if (has_prefix (base, "ld.") && base[3] != '\0')
+    return base;
+  return "ld";
+}
+
+static bool
+same_file (const char *a, const struct stat *b)
+{
+  struct stat st;
+
+  return stat (a, &st) == 0 && st.st_dev == b->st_dev
+         && st.st_ino == b->st_ino;
+}
+
+/* NAME as a path, looked up in PATH unless it has a slash, skipping
+ * pbitmap-ld itself (found under the linker's name, it would run itself
+ * for ever).  Returns a string to be freed, or NULL. */
+static char *
+find_linker (const char *name)
+{
+  const char *path = getenv ("PATH");
+  struct stat self;
+  bool know_self = stat ("/proc/self/exe", &self) == 0;
+
+  if (strchr (name, '/') != NULL)
+    return (know_self && same_file (name, &self)) ? NULL : strdup (name);
+  if (path == NULL)
+    path = "/usr/bin:/bin";
+  while (*path != '\0')
+    {
+      size_t len = strcspn (path, ":");
+      char *candidate;
+
+      if (asprintf (&candidate, "%.*s/%s", (int) (len ? len : 1),
+                    len ? path : ".", name) < 0)
+        return NULL;
+      if (access (candidate, X_OK) == 0
+          && !(know_self && same_file (candidate, &self)))
+        return candidate;
+      free (candidate);
+      path += len + (path[len] == ':');
+    }
+  return NULL;
+}
+
+/* Runs ARGS; returns its exit status, 127 when it could not run. */
+static int
+run (char **args)
+{
+  pid_t pid = fork ();
+  int status;
+
+  if (pid < 0)
+    {
+      plugin_message (LDPL_FATAL, "cannot run %s: %s", args[0],
+                      strerror (errno));
+      return 127;
+    }
+  if (pid == 0)
+    {
+      execv (args[0], args);
+      fprintf (stderr, "pbitmap-ld: error: cannot run %s: %s\n", args[0],
+               strerror (errno));
+      _exit (127);
+    }
+  while (waitpid (pid, &status, 0) < 0)
+    if (errno != EINTR)
+      return 127;
+  if (WIFEXITED (status))
+    return WEXITSTATUS (status);
+  return 128 + WTERMSIG (status);
+}
+
+/* ---- the link with a region ------------------------------------------- */
+
+static enum reserve_link
+region_link (const struct link *l)
+{
+  if (l->no_runtime)
+    return RESERVE_LINK_NONE;
+  return l->kind == OUT_SHARED ? RESERVE_LINK_MARK : RESERVE_LINK_ENTRY;
+}
+
+/* Writes the region object for CAPACITY pages; *PATH names it. */
+static int
+write_region (const struct link *l, const char *linker, uint64_t capacity,
+              char **path)
+{
+  int fd = reserve_create_file (path);
+  int status;
+
+  if (fd < 0)
+    return -1;
+  /* gold, under pbitmap-ld too, needs the spare program header. */
+  status = reserve_write_object (fd, *path, &l->target, capacity,
+                                 region_link (l),
+                                 strstr (linker, "gold") != NULL);
+  if (close (fd) != 0 && status == 0)
+    {
+      plugin_message (LDPL_FATAL, "%s: %s", *path, strerror (errno));
+      status = -1;
+    }
+  return status;
+}
+
+static char *
+runtime_path (const struct link *l)
+{
+  char *path;
+
+  if (asprintf (&path, "%s/%s", l->runtime_dir,
+                l->kind == OUT_SHARED ? RUNTIME_SHARED : RUNTIME_EXEC) < 0)
+    return NULL;
+  if (access (path, R_OK) != 0)
+    {
+      plugin_message (LDPL_FATAL, "runtime object %s: %s (set "
+                      "--pbitmap-runtime-dir=DIR, or --pbitmap-no-runtime "
+                      "to reserve the region only)", path, strerror (errno));
+      free (path);
+      return NULL;
+    }
+  return path;
+}
+
+/* One link with a region of CAPACITY pages, patched afterwards.  Returns
+ * the linker's status, or 1 when pbitmap-ld failed. */
+static int
+link_once (struct link *l, const char *linker, uint64_t capacity,
+           struct patch_outcome *outcome)
+{
+  char *region = NULL, *runtime = NULL;
+  size_t n = l->nargs;
+  int status = 1;
+
+  if (write_region (l, linker, capacity, &region) != 0
+      || (!l->no_runtime && (runtime = runtime_path (l)) == NULL))
+    goto out;
+  l->args[n] = region;
+  l->args[n + 1] = runtime;
+  l->args[n + 2] = NULL;
+  status = run (l->args);
+  l->args[n] = NULL;
+  if (status != 0)
+    goto out;
+  switch (patch_output (l->output, l->kind != OUT_SHARED && !l->no_runtime,
+                        true, outcome))
+    {
+    case PATCH_DONE:
+      break;
+    case PATCH_NO_OUTPUT:
+      plugin_message (LDPL_FATAL, "%s: the linker wrote no output",
+                      l->output);
+      status = 1;
+      break;
+    default:
+      status = 1;
+    }
+ out:
+  if (region != NULL)
+    unlink (region);
+  free (region);
+  free (runtime);
+  return status;
+}
+
+static const char *
+kind_name (enum output_kind kind)
+{
+  switch (kind)
+    {
+    case OUT_EXEC: return "executable";
+    case OUT_PIE: return "PIE";
+    default: return "shared library";
+    }
+}
+
+static int
+link_with_region (struct link *l, const char *linker)
+{
+  uint64_t capacity = (l->capacity != 0 ? l->capacity
+                       : reserve_capacity_for (l->input_bytes));
+  struct patch_outcome outcome;
+  int status;
+
+  if (!l->target_seen)
+    reserve_default_target (&l->target);
+  status = link_once (l, linker, capacity, &outcome);
+  if (status == 0 && l->capacity == 0 && outcome.image_pages > capacity)
+    {
+      /* The archives added more than the objects showed. */
+      if (l->verbose)
+        plugin_message (LDPL_INFO, "%s: the image has %" PRIu64 " pages, "
+                        "more than the estimate of %" PRIu64 ": linking "
+                        "again", l->output, outcome.image_pages, capacity);
+      capacity = reserve_capacity_for (outcome.image_pages
+                                       * PBITMAP_PAGE_SIZE);
+      status = link_once (l, linker, capacity, &outcome);
+    }
+  if (status != 0)
+    return status;
+  if (outcome.image_pages > capacity)
+    plugin_message (LDPL_WARNING, "%s: the image has %" PRIu64 " pages but "
+                    "the bitmap describes only %" PRIu64, l->output,
+                    outcome.image_pages, capacity);
+  if (outcome.entry == ENTRY_NOT_FOUND)
+    plugin_message (LDPL_WARNING, "%s: static executable, but the runtime's "
+                    "entry slot was not found; the prefetch runs from "
+                    ".preinit_array instead", l->output);
+  if (l->verbose)
+    plugin_message (LDPL_INFO, "%s: %s linked by %s: capacity %" PRIu64
+                    " pages, region %s", l->output, kind_name (l->kind),
+                    linker, capacity, outcome.in_shared_note
+                    ? "a note in a shared PT_NOTE" : "PT_PRESENT_BITMAP");
+  return 0;
+}
+
+int
+main (int argc, char **argv)
+{
+  struct link l = { .runtime_dir = PBITMAP_RUNTIME_DIR, .kind = OUT_EXEC };
+  const char *name;
+  char *linker;
+  int status;
+
+  if (elf_version (EV_CURRENT) == EV_NONE)
+    {
+      plugin_message (LDPL_FATAL, "libelf: %s", elf_errmsg (-1));
+      return 1;
+    }
+  parse_command_line (&l, argc, argv);
+  name = linker_name (&l, argv[0]);
+  linker = find_linker (name);
+  if (linker == NULL)
+    {
+      plugin_message (LDPL_FATAL, "cannot find the linker %s (set "
+                      "--pbitmap-ld=PROG or PBITMAP_LD)", name);
+      return 1;
+    }
+  l.args[0] = linker;
+  if (l.query || l.kind == OUT_RELOCATABLE)
+    {
+      execv (linker, l.args);
+      plugin_message (LDPL_FATAL, "cannot run %s: %s", linker,
+                      strerror (errno));
+      return 127;
+    }
+  status = link_with_region (&l, linker);
+  free (linker);
+  free (l.args);
+  return status;
+}
