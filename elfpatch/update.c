@@ -170,7 +170,8 @@ update_write_back (struct image *img)
     }
   if (write_all (fd, img->buf, img->size) != 0)
     {
-      error (0, errno, "error: %s", tmp);
+      error (0, errno, "error: %s: cannot write the new copy %s", img->path,
+             tmp);
       goto remove;
     }
   if (copy_metadata (img, fd, tmp) != 0)
@@ -178,7 +179,8 @@ update_write_back (struct image *img)
   if (fsync (fd) != 0 || close (fd) != 0)
     {
       fd = -1;
-      error (0, errno, "error: %s", tmp);
+      error (0, errno, "error: %s: cannot write the new copy %s", img->path,
+             tmp);
       goto remove;
     }
   fd = -1;
