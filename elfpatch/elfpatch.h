@@ -267,6 +267,13 @@ void exact_free (struct injection *inj);
 /* The commands.  Each returns the exit status.  */
 int record_command (char **argv, const char *output,
                     const struct record_options *opt);
+/* The bitmap of IMG replaced in its buffer: from the blocks of TRACES
+   that belong to it, as POLICY selects (GAP chooses max_gap), or emptied
+   (POLICY and GAP null: a clear).  Returns whether the bytes changed, or
+   -1 after a message.  fill_command and clear_command are this between
+   image_open and update_write_back; the fuzz harness calls it directly.  */
+int fill_image (struct image *img, char **traces, size_t n_traces,
+                const struct fill_policy *policy, const struct gap_choice *gap);
 int fill_command (char **traces, size_t n_traces, const char *binary,
                   const struct fill_policy *policy,
                   const struct gap_choice *gap);

@@ -297,69 +297,76 @@ store_bits (struct image *img, const unsigned char *bits, uint32_t flags,
   return changed;
 }
 
-static int
-write_if_changed (struct image *img, int changed)
+/* Replaces the bitmap of IMG in its buffer: with the pages of TRACES
+   that POLICY selects and the gap GAP asks for in a fill, with nothing
+   for a clear (POLICY and GAP null).  Returns whether the bytes changed,
+   or -1 after a message.  */
+int
+fill_image (struct image *img, char **traces, size_t n_traces,
+            const struct fill_policy *policy, const struct gap_choice *gap)
 {
-  if (changed < 0)
-    {
-      error (0, errno, "error: %s", img->path);
-      return -1;
-    }
-  if (!changed)
-    {
-      elfpatch_note ("%s: unchanged", img->path);
-      return 0;
-    }
-  return update_write_back (img);
-}
-
-/* Replaces the bitmap of BINARY: with the pages of TRACES and the gap GAP
-   asks for in a fill, with nothing for a clear (GAP null).  */
-static int
-rewrite_bitmap (const char *binary, char **traces, size_t n_traces,
-                const struct fill_policy *policy, const struct gap_choice *gap)
-{
-  struct image img;
   unsigned char *bits = NULL;
   dropped_pages d = { 0 };
-  int status = 1;
+  int changed = -1;
 
-  if (image_open (binary, 1, &img) != 0)
-    goto out;
-  bits = calloc ((size_t) pbitmap_bits_size (img.region.hdr.capacity) + 1, 1);
+  bits = calloc ((size_t) pbitmap_bits_size (img->region.hdr.capacity) + 1, 1);
   if (bits == NULL)
     {
-      error (0, errno, "error: %s", binary);
+      error (0, errno, "error: %s", img->path);
       goto out;
     }
   if (policy != NULL
-      && select_pages (&img, traces, n_traces, policy, bits, &d) != 0)
+      && select_pages (img, traces, n_traces, policy, bits, &d) != 0)
     goto out;
 
   uint64_t lost = dropped_count (&d);
   if (lost > 0)
     elfpatch_warn ("%s: %" PRIu64 " recorded page%s at or past the bitmap's "
-                   "capacity of %" PRIu64 " pages dropped", binary, lost,
-                   lost == 1 ? "" : "s", img.region.hdr.capacity);
+                   "capacity of %" PRIu64 " pages dropped", img->path, lost,
+                   lost == 1 ? "" : "s", img->region.hdr.capacity);
 
   uint32_t flags = 0, max_gap = 0;
   if (gap != NULL)
     {
       char why[256];
-      flags = img.region.hdr.flags | PBITMAP_F_FILLED;
-      max_gap = device_choose_gap (gap, img.st.st_dev, why, sizeof why);
-      elfpatch_note ("%s: max gap %" PRIu32 " pages (%s)", binary, max_gap,
+      flags = img->region.hdr.flags | PBITMAP_F_FILLED;
+      max_gap = device_choose_gap (gap, img->st.st_dev, why, sizeof why);
+      elfpatch_note ("%s: max gap %" PRIu32 " pages (%s)", img->path, max_gap,
                      why);
     }
-  if (write_if_changed (&img, store_bits (&img, bits, flags, max_gap)) != 0)
+  changed = store_bits (img, bits, flags, max_gap);
+  if (changed < 0)
+    error (0, errno, "error: %s", img->path);
+
+out:
+  free (d.ranges);
+  free (bits);
+  return changed;
+}
+
+/* Opens BINARY for an update, replaces its bitmap (fill_image) and writes
+   it back if that changed anything.  */
+static int
+rewrite_bitmap (const char *binary, char **traces, size_t n_traces,
+                const struct fill_policy *policy, const struct gap_choice *gap)
+{
+  struct image img;
+  int status = 1;
+
+  if (image_open (binary, 1, &img) != 0)
+    goto out;
+  int changed = fill_image (&img, traces, n_traces, policy, gap);
+  if (changed < 0)
+    goto out;
+  if (!changed)
+    elfpatch_note ("%s: unchanged", binary);
+  else if (update_write_back (&img) != 0)
     goto out;
   elfpatch_note ("%s: %" PRIu64 " pages set in %" PRIu64 " runs", binary,
                  img.region.hdr.pages_set, img.region.hdr.runs);
   status = 0;
 
 out:
-  free (d.ranges);
-  free (bits);
   image_close (&img);
   return status;
 }
