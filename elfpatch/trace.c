@@ -45,6 +45,7 @@ struct reader
   FILE *f;
   unsigned line;
   char *buf;
+  size_t size;                  /* of BUF: grows with the longest line */
   size_t len;                   /* of the line in BUF, NULs included */
 };
 
@@ -75,6 +76,24 @@ parse_error (const struct reader *r, const char *fmt, ...)
   error (0, 0, "error: %s:%u: %s", r->path, r->line, shown);
 }
 
+/* Doubles R->buf, up to TRACE_LINE_MAX bytes and the NUL: most traces
+   have short lines, and a megabyte for each would be wasted.  */
+static int
+grow_line (struct reader *r)
+{
+  size_t size = r->size * 2 > TRACE_LINE_MAX + 1 ? TRACE_LINE_MAX + 1
+                                                 : r->size * 2;
+  char *buf = realloc (r->buf, size);
+  if (buf == NULL)
+    {
+      error (0, errno, "error: %s", r->path);
+      return -1;
+    }
+  r->buf = buf;
+  r->size = size;
+  return 0;
+}
+
 /* Reads the next line into R->buf, without its newline.  */
 static enum read_result
 next_line (struct reader *r)
@@ -89,6 +108,8 @@ next_line (struct reader *r)
           parse_error (r, "line is longer than %u bytes", TRACE_LINE_MAX);
           return LINE_ERROR;
         }
+      if (len + 1 == r->size && grow_line (r) != 0)
+        return LINE_ERROR;
       r->buf[len++] = (char) c;
     }
   if (ferror (r->f))
@@ -555,7 +576,8 @@ trace_read (const char *path, struct trace *t)
       error (0, errno, "error: %s", path);
       return -1;
     }
-  r.buf = malloc (TRACE_LINE_MAX + 1);
+  r.size = 4096;
+  r.buf = malloc (r.size);
   int rc = -1;
   if (r.buf == NULL)
     error (0, errno, "error: %s", path);
