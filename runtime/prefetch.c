@@ -446,11 +446,12 @@ region_phdr (const struct image *im, rt_phdr *reg)
   return 0;
 }
 
-/* Finds this object's ELF header from its region (step 2).  */
+/* Finds the ELF header of the object whose region is at REGION (step 2).
+   A function of its own so that the fuzz harness can call it on the
+   objects it maps.  */
 static int
-image_find (struct image *im)
+image_find_at (uintptr_t region, struct image *im)
 {
-  uintptr_t region = (uintptr_t) __pbitmap_region;
   uintptr_t page = region & ~(uintptr_t) (RT_PAGE - 1);
   for (int k = 0; k < 2; k++, page -= RT_PAGE)
     {
@@ -463,6 +464,13 @@ image_find (struct image *im)
         return 0;
     }
   return -1;
+}
+
+/* Finds this object's ELF header.  */
+static int
+image_find (struct image *im)
+{
+  return image_find_at ((uintptr_t) __pbitmap_region, im);
 }
 
 /* The checked header of the region, or null.  */
