@@ -1,0 +1,130 @@
+/* elf-image.c: libFuzzer harness for elfpatch's ELF reading.
+ *
+ * Every ELF file elfpatch reads may come from anywhere, so every byte of
+ * it is hostile.  The harness feeds one fuzzed file through the very
+ * functions the commands use, linked from elfpatch's own objects:
+ *
+ *   --show    show_command: image_open, the region and identity checks,
+ *             the section table and the bit counts, printed to /dev/null;
+ *   --fill    image_open for an update, then fill_image with a trace
+ *             bound to the file's identity (so that its pages are set,
+ *             some of them past the capacity), then a clear; after each,
+ *             the region must still be found and valid in the buffer that
+ *             update_write_back would write;
+ *   --record  identity_compute on an open descriptor, as --record
+ *             identifies the files a program maps.
+ *
+ * The file lives in a memfd and is named by its /proc/self/fd path, so
+ * elfpatch opens, locks and reads it as it would any file, without disk
+ * I/O.  Nothing is written back.  elfpatch's messages go to standard
+ * error; run with -close_fd_mask=2 to keep them out of the fuzzer's log.
+ */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "elfpatch.h"
+#include "memfile.h"
+
+int elfpatch_verbose;
+int elfpatch_quiet = 1;
+
+static struct memfile elf_file, trace_file;
+
+int
+LLVMFuzzerInitialize (int *argc, char ***argv)
+{
+  (void) argc;
+  (void) argv;
+  memfile_open (&elf_file, "elf");
+  memfile_open (&trace_file, "trace");
+  if (freopen ("/dev/null", "w", stdout) == NULL)
+    abort ();
+  elf_version (EV_CURRENT);
+  return 0;
+}
+
+/* The region in IMG's buffer must still check out after a fill or a
+   clear: a fill that broke it would write a damaged file.  */
+static void
+region_still_valid (struct image *img)
+{
+  struct region r;
+  char why[256];
+  if (region_find (img->elf, img->buf, -1, img->size, &r, why, sizeof why)
+      != 0
+      || r.offset != img->region.offset || r.size != img->region.size
+      || r.hdr.pages_set != img->region.hdr.pages_set
+      || r.hdr.runs != img->region.hdr.runs
+      || r.hdr.pages_set != bits_count (image_bits (img), 0, r.hdr.capacity))
+    {
+      fprintf (stderr, "region damaged by a fill or clear: %s\n", why);
+      abort ();
+    }
+}
+
+/* A trace for IMG with pages picked from DATA, and the pages around the
+   capacity, so that both the bits and the dropped-page count are run.  */
+static int
+trace_for (const struct image *img, const uint8_t *data, size_t size)
+{
+  struct trace t = { 0 };
+  struct trace_block *b = trace_add_block (&t, img->path);
+  if (b == NULL)
+    abort ();
+  b->id = img->id;
+  uint64_t cap = img->region.hdr.capacity;
+  uint64_t page = 0;
+  for (size_t i = 0; i < size && i < 64; i++)
+    {
+      page += data[i] % 8;
+      if (page < cap && trace_block_add_range (b, page, page) != 0)
+        abort ();
+      page++;
+    }
+  if (page < cap && cap > 0 && trace_block_add_range (b, cap - 1, cap + 2) != 0)
+    abort ();
+  int rc = trace_write (trace_file.path, &t);
+  trace_free (&t);
+  return rc;
+}
+
+static void
+fill_and_clear (const uint8_t *data, size_t size)
+{
+  struct image img;
+  if (image_open (elf_file.path, 1, &img) == 0
+      && trace_for (&img, data, size) == 0)
+    {
+      char *traces[] = { trace_file.path };
+      struct gap_choice gap = { .explicit_gap = 1, .max_gap = 8 };
+      if (fill_image (&img, traces, 1, &gap) >= 0)
+        region_still_valid (&img);
+      if (fill_image (&img, NULL, 0, NULL) >= 0)
+        region_still_valid (&img);
+    }
+  image_close (&img);
+}
+
+static void
+record_identity (size_t size)
+{
+  Elf *elf = elf_begin (elf_file.fd, ELF_C_READ_MMAP, NULL);
+  struct identity id;
+  identity_compute (elf_file.path, elf != NULL && elf_kind (elf) == ELF_K_ELF
+                    ? elf : NULL, NULL, elf_file.fd, size, &id);
+  if (elf != NULL)
+    elf_end (elf);
+}
+
+int
+LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
+{
+  memfile_set (&elf_file, data, size);
+  show_command (elf_file.path);
+  fill_and_clear (data, size);
+  record_identity (size);
+  return 0;
+}

@@ -1,0 +1,313 @@
+/* runtime-region.c: libFuzzer harness for the runtime's checks of its own
+ * headers and bitmap.
+ *
+ * The runtime trusts nothing in the program it is linked into: a bitmap
+ * filled by a buggy tool, a file edited by hand, a file damaged on disk
+ * must all leave the program running as if there were no bitmap.  It
+ * cannot be tested with ASan in place (it runs before the C library, with
+ * raw system calls), so this harness compiles runtime/prefetch.c itself
+ * into the fuzzer and calls its static functions on a fuzzed file,
+ * mapped as the kernel or ld.so would map it:
+ *
+ *  - the input is an ELF file; if its PT_LOADs could be mapped (each
+ *    inside the file, offset and address congruent modulo the page, all
+ *    of them within 64 MiB of addresses), they are copied into an
+ *    anonymous reservation that is PROT_NONE everywhere else, with each
+ *    segment's protection: any read the runtime makes outside what the
+ *    kernel would have mapped is a SIGSEGV that the fuzzer reports;
+ *  - the runtime then looks for its ELF header from the region address
+ *    the first PT_PRESENT_BITMAP gives (as it does from __pbitmap_region),
+ *    and when it finds one runs the prefetch in every mode, the debug
+ *    line, the library mark and the DT_SONAME lookup;
+ *  - its system calls that act on address ranges (madvise, mincore) are
+ *    routed here and checked: every range must lie in the file-backed
+ *    pages of the PT_LOADs, which is where the runtime promises to read.
+ *
+ * The debug line is built but not written.
+ */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define PBITMAP_HOOK_EXEC 1
+#include "sys.h"
+
+/* Routed to the checks below; every other system call is the real one.  */
+#define rt_madvise fuzz_madvise
+#define rt_mincore fuzz_mincore
+#define rt_write fuzz_write
+static long fuzz_madvise (unsigned long addr, unsigned long len, int advice);
+static long fuzz_mincore (unsigned long addr, unsigned long len,
+                          unsigned char *vec);
+static long fuzz_write (int fd, const void *buf, unsigned long len);
+
+#include "prefetch.c"
+
+/* The runtime's entry guard and region symbol, which the linker plugin's
+   objects define in a real link.  The guard says "already ran", so the
+   .preinit_array hook compiled in with the runtime does nothing when the
+   harness starts.  */
+int
+__pbitmap_first_run (void)
+{
+  return 0;
+}
+
+const unsigned char __pbitmap_region[PBITMAP_HEADER_SIZE]
+  __attribute__ ((aligned (16)));
+
+#define MAP_SPAN_MAX (64u << 20)
+#define GUARD (16u * RT_PAGE)
+
+/* The mapped object: the reservation and its file-backed ranges.  */
+static struct
+{
+  unsigned char *reserve;
+  size_t reserve_size;
+  uintptr_t file_start[RT_PHNUM_MAX];
+  uintptr_t file_end[RT_PHNUM_MAX];
+  size_t nfile;
+  int resident;                 /* what mincore answers */
+} mapped;
+
+static uintptr_t
+page_down (uintptr_t a)
+{
+  return a & ~(uintptr_t) (RT_PAGE - 1);
+}
+
+static uintptr_t
+page_up (uintptr_t a)
+{
+  return page_down (a + RT_PAGE - 1);
+}
+
+/* Whether [ADDR, ADDR + LEN) is all file-backed memory of the object.  */
+static int
+file_backed (uintptr_t addr, uintptr_t len)
+{
+  while (len > 0)
+    {
+      size_t i;
+      for (i = 0; i < mapped.nfile; i++)
+        if (addr >= mapped.file_start[i] && addr < mapped.file_end[i])
+          break;
+      if (i == mapped.nfile)
+        return 0;
+      uintptr_t step = mapped.file_end[i] - addr;
+      if (step >= len)
+        return 1;
+      addr += step;
+      len -= step;
+    }
+  return 1;
+}
+
+static long
+fuzz_madvise (unsigned long addr, unsigned long len, int advice)
+{
+  (void) advice;
+  if (len == 0 || len > RT_CALL_BYTES || addr % RT_PAGE != 0
+      || !file_backed (addr, len))
+    {
+      fprintf (stderr, "runtime advised [0x%lx, +0x%lx) outside the "
+               "file-backed pages of its PT_LOADs\n", addr, len);
+      abort ();
+    }
+  return 0;
+}
+
+static long
+fuzz_mincore (unsigned long addr, unsigned long len, unsigned char *vec)
+{
+  if (len != RT_PAGE || !file_backed (addr, len))
+    {
+      fprintf (stderr, "runtime sampled [0x%lx, +0x%lx) outside the "
+               "file-backed pages of its PT_LOADs\n", addr, len);
+      abort ();
+    }
+  *vec = (unsigned char) mapped.resident;
+  return 0;
+}
+
+static long
+fuzz_write (int fd, const void *buf, unsigned long len)
+{
+  (void) fd;
+  (void) buf;
+  return (long) len;
+}
+
+/* Maps DATA as its PT_LOADs say; returns the load bias, or 0 when the
+   kernel would not have loaded the file.  */
+static uintptr_t
+map_object (const uint8_t *data, size_t size)
+{
+  Elf64_Ehdr eh;
+  if (size < sizeof eh)
+    return 0;
+  memcpy (&eh, data, sizeof eh);
+  if (eh.e_phentsize != sizeof (Elf64_Phdr) || eh.e_phnum == 0
+      || eh.e_phnum > RT_PHNUM_MAX || eh.e_phoff > size
+      || eh.e_phnum * sizeof (Elf64_Phdr) > size - eh.e_phoff)
+    return 0;
+  Elf64_Phdr ph[RT_PHNUM_MAX];
+  memcpy (ph, data + eh.e_phoff, eh.e_phnum * sizeof (Elf64_Phdr));
+
+  uint64_t lo = UINT64_MAX, hi = 0;
+  for (size_t i = 0; i < eh.e_phnum; i++)
+    {
+      if (ph[i].p_type != PT_LOAD)
+        continue;
+      if ((ph[i].p_vaddr - ph[i].p_offset) % RT_PAGE != 0
+          || ph[i].p_filesz > ph[i].p_memsz || ph[i].p_offset > size
+          || ph[i].p_filesz > size - ph[i].p_offset
+          || ph[i].p_memsz > MAP_SPAN_MAX
+          || ph[i].p_vaddr > UINT64_MAX - ph[i].p_memsz - RT_PAGE)
+        return 0;
+      if (page_down (ph[i].p_vaddr) < lo)
+        lo = page_down (ph[i].p_vaddr);
+      if (page_up (ph[i].p_vaddr + ph[i].p_memsz) > hi)
+        hi = page_up (ph[i].p_vaddr + ph[i].p_memsz);
+    }
+  if (lo >= hi || hi - lo > MAP_SPAN_MAX)
+    return 0;
+
+  mapped.reserve_size = (size_t) (hi - lo) + 2 * GUARD;
+  mapped.reserve = mmap (NULL, mapped.reserve_size, PROT_NONE,
+                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (mapped.reserve == MAP_FAILED)
+    abort ();
+  uintptr_t bias = (uintptr_t) mapped.reserve + GUARD - lo;
+  mapped.nfile = 0;
+
+  /* Every segment writable while copying, in header order as the kernel
+     maps them (a later one overlapping an earlier one wins), then each
+     its own protection, in the same order.  */
+  for (size_t i = 0; i < eh.e_phnum; i++)
+    if (ph[i].p_type == PT_LOAD)
+      {
+        uintptr_t start = page_down (bias + ph[i].p_vaddr);
+        uintptr_t end = page_up (bias + ph[i].p_vaddr + ph[i].p_memsz);
+        if (end > start
+            && mprotect ((void *) start, end - start,
+                         PROT_READ | PROT_WRITE) != 0)
+          abort ();
+        uint64_t off = page_down (ph[i].p_offset);
+        uint64_t file_end = page_up (ph[i].p_offset + ph[i].p_filesz);
+        if (file_end > size)
+          file_end = size;
+        memset ((void *) start, 0, end - start);
+        memcpy ((void *) start, data + off, (size_t) (file_end - off));
+        if (ph[i].p_memsz > ph[i].p_filesz)
+          memset ((void *) (bias + ph[i].p_vaddr + ph[i].p_filesz), 0,
+                  (size_t) (page_up (bias + ph[i].p_vaddr + ph[i].p_filesz)
+                            - (bias + ph[i].p_vaddr + ph[i].p_filesz)));
+        if (ph[i].p_filesz > 0)
+          {
+            mapped.file_start[mapped.nfile] = start;
+            mapped.file_end[mapped.nfile]
+              = page_up (bias + ph[i].p_vaddr + ph[i].p_filesz);
+            mapped.nfile++;
+          }
+      }
+  for (size_t i = 0; i < eh.e_phnum; i++)
+    if (ph[i].p_type == PT_LOAD)
+      {
+        uintptr_t start = page_down (bias + ph[i].p_vaddr);
+        uintptr_t end = page_up (bias + ph[i].p_vaddr + ph[i].p_memsz);
+        int prot = (ph[i].p_flags & PF_R ? PROT_READ : 0)
+                   | (ph[i].p_flags & PF_W ? PROT_WRITE : 0);
+        if (end > start && mprotect ((void *) start, end - start, prot) != 0)
+          abort ();
+      }
+  return bias;
+}
+
+/* The address the linker would have given __pbitmap_region: that of the
+   first PT_PRESENT_BITMAP, if it is mapped and readable (the symbol is
+   always in a mapped page of the real object).  */
+static uintptr_t
+region_address (const uint8_t *data, uintptr_t bias)
+{
+  Elf64_Ehdr eh;
+  memcpy (&eh, data, sizeof eh);
+  for (size_t i = 0; i < eh.e_phnum; i++)
+    {
+      Elf64_Phdr ph;
+      memcpy (&ph, data + eh.e_phoff + i * sizeof ph, sizeof ph);
+      if (ph.p_type != PT_PRESENT_BITMAP)
+        continue;
+      uintptr_t addr = bias + ph.p_vaddr;
+      if (addr < (uintptr_t) mapped.reserve
+          || addr - (uintptr_t) mapped.reserve >= mapped.reserve_size
+          || !rt_readable (page_down (addr)))
+        return 0;
+      return addr;
+    }
+  return 0;
+}
+
+/* The options of an environment made from the last bytes of the input,
+   split at newlines, as a program's environment would give them.  */
+static unsigned
+fuzzed_options (const uint8_t *data, size_t size)
+{
+  char text[64];
+  char *env[8];
+  size_t n = size < sizeof text - 1 ? size : sizeof text - 1;
+  memcpy (text, data + size - n, n);
+  text[n] = '\0';
+  size_t k = 0;
+  char *save = NULL;
+  for (char *s = strtok_r (text, "\n", &save); s != NULL && k < 7;
+       s = strtok_r (NULL, "\n", &save))
+    env[k++] = s;
+  env[k] = NULL;
+  return env_options (env);
+}
+
+/* Reads the name the debug line would print, all of it.  */
+static void
+touch_name (const struct image *im)
+{
+  size_t max = RT_NAME_MAX;
+  const char *name = object_name (im, &max);
+  volatile char sink = 0;
+  for (size_t i = 0; i < max && name[i] != '\0'; i++)
+    sink ^= name[i];
+  (void) sink;
+}
+
+int
+LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
+{
+  uintptr_t bias = map_object (data, size);
+  if (bias == 0)
+    return 0;
+  uintptr_t region = region_address (data, bias);
+  struct image im;
+  if (region != 0 && image_find_at (region, &im) == 0)
+    {
+      const unsigned modes[] = {
+        fuzzed_options (data, size),
+        MODE_WILLNEED | OPT_DEBUG,
+        MODE_POPULATE | OPT_NOCHECK | OPT_DEBUG,
+        MODE_FULL | OPT_DEBUG,
+      };
+      mapped.resident = size > 0 && (data[size - 1] & 1);
+      for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
+        {
+          struct outcome o;
+          run (modes[i], &im, &o);
+          if (modes[i] & OPT_DEBUG)
+            report ("fuzz", RT_NAME_MAX, &o, "harness");
+        }
+      touch_name (&im);
+      object_mark (&im);
+    }
+  munmap (mapped.reserve, mapped.reserve_size);
+  return 0;
+}

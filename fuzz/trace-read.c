@@ -1,0 +1,74 @@
+/* trace-read.c: libFuzzer harness for elfpatch's trace parser.
+ *
+ * Traces are text that users mail around, so trace_read must refuse
+ * anything malformed with a message and never misbehave.  The harness
+ * parses one fuzzed trace (from a memfd named by its /proc/self/fd path,
+ * as --fill opens any trace), and for every trace it accepts checks the
+ * round trip --record relies on: trace_write of the parsed blocks, read
+ * back, gives the same files, identities and page ranges.  (The
+ * 'command' line is informational and not compared.)
+ */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "elfpatch.h"
+#include "memfile.h"
+
+int elfpatch_verbose;
+int elfpatch_quiet = 1;
+
+static struct memfile in_file, out_file;
+
+int
+LLVMFuzzerInitialize (int *argc, char ***argv)
+{
+  (void) argc;
+  (void) argv;
+  memfile_open (&in_file, "trace-in");
+  memfile_open (&out_file, "trace-out");
+  return 0;
+}
+
+static int
+blocks_equal (const struct trace *a, const struct trace *b)
+{
+  if (a->n_blocks != b->n_blocks)
+    return 0;
+  for (size_t i = 0; i < a->n_blocks; i++)
+    {
+      const struct trace_block *x = &a->blocks[i], *y = &b->blocks[i];
+      if (strcmp (x->path, y->path) != 0 || !identity_equal (&x->id, &y->id)
+          || x->n_ranges != y->n_ranges
+          || (x->n_ranges > 0
+              && memcmp (x->ranges, y->ranges,
+                         x->n_ranges * sizeof *x->ranges) != 0))
+        return 0;
+    }
+  return 1;
+}
+
+int
+LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
+{
+  struct trace t, again;
+  memfile_set (&in_file, data, size);
+  if (trace_read (in_file.path, &t) != 0)
+    return 0;
+  if (trace_write (out_file.path, &t) != 0
+      || trace_read (out_file.path, &again) != 0)
+    {
+      fprintf (stderr, "an accepted trace does not survive being written\n");
+      abort ();
+    }
+  if (!blocks_equal (&t, &again))
+    {
+      fprintf (stderr, "an accepted trace changes when written and read\n");
+      abort ();
+    }
+  trace_free (&again);
+  trace_free (&t);
+  return 0;
+}
