@@ -70,3 +70,10 @@ for feature, prog in (("gold", "ld.gold"), ("mold", "ld.mold"),
         config.available_features.add(feature)
 if os.geteuid() == 0:
     config.available_features.add("root")
+
+# A --enable-sanitizers build: a sanitizer report must fail the test, also
+# under `not`, which only a crash does; leaks are reported too.
+if getattr(config, "sanitizers", False):
+    config.available_features.add("sanitizers")
+    config.environment["ASAN_OPTIONS"] = "abort_on_error=1:detect_leaks=1"
+    config.environment["UBSAN_OPTIONS"] = "abort_on_error=1:print_stacktrace=1"
