@@ -8,9 +8,10 @@
  *             the section table and the bit counts, printed to /dev/null;
  *   --fill    image_open for an update, then fill_image with a trace
  *             bound to the file's identity (so that its pages are set,
- *             some of them past the capacity), then a clear; after each,
- *             the region must still be found and valid in the buffer that
- *             update_write_back would write;
+ *             some of them past the capacity) under a policy the input
+ *             picks, then a clear; after each, the region must still be
+ *             found and valid in the buffer that update_write_back would
+ *             write; and --show --traces with that trace;
  *   --record  identity_compute on an open descriptor, as --record
  *             identifies the files a program maps.
  *
@@ -91,6 +92,9 @@ trace_for (const struct image *img, const uint8_t *data, size_t size)
   return rc;
 }
 
+/* A fill with the trace given twice, so that the pages are counted
+   across traces, and the policy picked by the first bytes; then --show
+   --traces on the filled file, as far as the buffer goes; then a clear.  */
 static void
 fill_and_clear (const uint8_t *data, size_t size)
 {
@@ -98,12 +102,20 @@ fill_and_clear (const uint8_t *data, size_t size)
   if (image_open (elf_file.path, 1, &img) == 0
       && trace_for (&img, data, size) == 0)
     {
-      char *traces[] = { trace_file.path };
+      char *traces[] = { trace_file.path, trace_file.path };
       struct gap_choice gap = { .explicit_gap = 1, .max_gap = 8 };
-      if (fill_image (&img, traces, 1, &gap) >= 0)
+      struct fill_policy policy = {
+        .merge = size > 0 ? (enum merge_rule) (data[0] % 3) : MERGE_SHARE,
+        .min_share = FILL_DEFAULT_SHARE,
+        .budget_given = size > 1 && (data[1] & 1),
+        .budget_pages = size > 1 ? data[1] : 0,
+        .age_weight = size > 2 ? data[2] % 3 : 0,
+      };
+      if (fill_image (&img, traces, 2, &policy, &gap) >= 0)
         region_still_valid (&img);
-      if (fill_image (&img, NULL, 0, NULL) >= 0)
+      if (fill_image (&img, NULL, 0, NULL, NULL) >= 0)
         region_still_valid (&img);
+      show_command (elf_file.path, traces, 1);
     }
   image_close (&img);
 }
@@ -123,7 +135,7 @@ int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
   memfile_set (&elf_file, data, size);
-  show_command (elf_file.path);
+  show_command (elf_file.path, NULL, 0);
   fill_and_clear (data, size);
   record_identity (size);
   return 0;
