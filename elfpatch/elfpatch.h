@@ -70,21 +70,37 @@ int identity_equal (const struct identity *a, const struct identity *b);
 void identity_format (const struct identity *id, char *buf, size_t bufsize);
 #define IDENTITY_TEXT_MAX (2 * IDENTITY_BUILD_ID_MAX + 64)
 
-/* A located, checked region; HDR is its header in host byte order.  */
+/* A located, checked region; HDR is its header in host byte order.
+   STALE: the PT_PRESENT_BITMAP program header (number PHDR_INDEX, which
+   said PHDR_OFFSET and PHDR_VADDR) does not point at the region, which
+   was found through its note; PHDR_PLACED: that header was at least
+   well placed (inside a PT_LOAD at the matching address).  */
 struct region
 {
   uint64_t offset;
   uint64_t vaddr;
   uint64_t size;
   struct pbitmap_header hdr;
+  int stale;
+  int phdr_placed;
+  size_t phdr_index;
+  uint64_t phdr_offset;
+  uint64_t phdr_vaddr;
 };
 
 /* Finds and checks the region of ELF, a file of FILE_SIZE bytes whose
-   contents are BUF (or, when BUF is null, readable from FD).  Returns 0,
-   or -1 with a one-line reason in WHY.  */
+   contents are BUF (or, when BUF is null, readable from FD).  Returns 0;
+   REGION_STALE when the program header is stale but the note is a valid
+   region elsewhere (R describes the note, WHY says what is wrong); or -1
+   with a one-line reason in WHY.  */
+#define REGION_STALE 1
 int region_find (Elf *elf, const unsigned char *buf, int fd,
                  uint64_t file_size, struct region *r,
                  char *why, size_t whysize);
+/* Writes R's place into the raw program header ENTRY of a file of
+   ELFCLASS and byte order MSB: what a re-sync stores.  */
+void region_phdr_encode (unsigned char *entry, int elfclass, int msb,
+                         const struct region *r);
 
 /* Identity of a file: CONTENTS (or FD when null) of SIZE bytes, ELF the
    libelf handle on it (or null for a file that is not ELF).  Returns 0
@@ -105,11 +121,23 @@ struct image
   int elfclass;
   struct region region;
   struct identity id;
+  int debug_file;               /* a separate debug file: the region is
+                                   the section's copy, unplaced */
 };
 
-/* Opens PATH and reads it; FOR_UPDATE takes the exclusive lock that
-   update.c relies on.  Returns 0 or -1 after a message.  */
-int image_open (const char *path, int for_update, struct image *img);
+/* Opens PATH and reads it; IMAGE_UPDATE takes the exclusive lock that
+   update.c relies on; IMAGE_STALE accepts a stale program header (the
+   region is then the note, and region.stale is set).  Returns 0 or -1
+   after a message.  */
+#define IMAGE_UPDATE 1
+#define IMAGE_STALE 2
+int image_open (const char *path, int flags, struct image *img);
+/* Points the stale program header of IMG at its note, in IMG->buf, and
+   moves the note's entry and mark fields with it.  */
+void image_resync (struct image *img);
+/* Whether ELF is a separate debug file (objcopy --only-keep-debug,
+   eu-strip -f): its code sections have no contents.  */
+int image_is_debug_file (Elf *elf);
 void image_close (struct image *img);
 /* The bits of the region inside IMG->buf.  */
 unsigned char *image_bits (struct image *img);
@@ -280,6 +308,7 @@ int fill_command (char **traces, size_t n_traces, const char *binary,
 /* With N_TRACES > 0 it also says how much of each trace BINARY covers.  */
 int show_command (const char *binary, char **traces, size_t n_traces);
 int clear_command (const char *binary);
+int resync_command (const char *binary);
 /* Prefetches PROG and its libraries, then execs it; returns only on
    failure, with the shell's status (127 not found, 126 otherwise).  */
 int run_command (char **argv);

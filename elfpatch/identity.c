@@ -73,11 +73,21 @@ find_build_id (Elf *elf, uint64_t file_size, struct identity *id)
   return 0;
 }
 
-/* FNV-1a 64 over SIZE bytes of CONTENTS or FD, with [ZERO_FROM, ZERO_TO)
-   counted as zero bytes.  */
+/* What the hash sees instead of the file's bytes: [ZERO_FROM, ZERO_TO)
+   as zero bytes, and the LEN bytes at AT as BYTES.  */
+struct hash_view
+{
+  uint64_t zero_from;
+  uint64_t zero_to;
+  uint64_t at;
+  size_t len;
+  unsigned char bytes[64];
+};
+
+/* FNV-1a 64 over SIZE bytes of CONTENTS or FD, as V shows them.  */
 static int
 hash_file (const unsigned char *contents, int fd, uint64_t size,
-           uint64_t zero_from, uint64_t zero_to, uint64_t *out)
+           const struct hash_view *v, uint64_t *out)
 {
   static unsigned char chunk[1 << 16];
   uint64_t h = 0xcbf29ce484222325u;
@@ -97,12 +107,42 @@ hash_file (const unsigned char *contents, int fd, uint64_t size,
       for (size_t i = 0; i < len; i++)
         {
           uint64_t at = pos + i;
-          unsigned char b = at >= zero_from && at < zero_to ? 0 : p[i];
+          unsigned char b = at >= v->zero_from && at < v->zero_to ? 0 : p[i];
+          if (at >= v->at && at - v->at < v->len)
+            b = v->bytes[at - v->at];
           h = (h ^ b) * 0x100000001b3u;
         }
       pos += len;
     }
   *out = h;
+  return 0;
+}
+
+/* The bytes a fill may write count as zero; and a file whose program
+   header is stale hashes as it will be once elfpatch --resync has
+   pointed the header at the note, so that a trace recorded before the
+   re-sync still fits the file after it.  */
+static int
+hash_view_of_region (Elf *elf, const unsigned char *contents, int fd,
+                     uint64_t size, struct hash_view *v)
+{
+  struct region r;
+  char why[512];
+  int rc = region_find (elf, contents, fd, size, &r, why, sizeof why);
+  if (rc != 0 && rc != REGION_STALE)
+    return 0;
+  v->zero_from = r.offset + PBITMAP_OFF_PAGES_SET;
+  v->zero_to = r.offset + r.size;
+  GElf_Ehdr ehdr;
+  if (rc != REGION_STALE || gelf_getehdr (elf, &ehdr) == NULL
+      || ehdr.e_phentsize > sizeof v->bytes)
+    return 0;
+  v->at = ehdr.e_phoff + r.phdr_index * ehdr.e_phentsize;
+  v->len = ehdr.e_phentsize;
+  if (read_at (contents, fd, v->at, v->bytes, v->len) != 0)
+    return -1;
+  region_phdr_encode (v->bytes, ehdr.e_ident[EI_CLASS],
+                      ehdr.e_ident[EI_DATA] == ELFDATA2MSB, &r);
   return 0;
 }
 
@@ -114,17 +154,14 @@ identity_compute (const char *path, Elf *elf, const unsigned char *contents,
   if (elf != NULL && find_build_id (elf, size, id))
     return 0;
 
-  uint64_t zero_from = 0, zero_to = 0;
-  struct region r;
-  char why[256];
-  if (elf != NULL && region_find (elf, contents, fd, size, &r, why,
-                                  sizeof why) == 0)
+  struct hash_view v = { 0 };
+  if (elf != NULL && hash_view_of_region (elf, contents, fd, size, &v) != 0)
     {
-      zero_from = r.offset + PBITMAP_OFF_PAGES_SET;
-      zero_to = r.offset + r.size;
+      error (0, errno, "error: %s", path);
+      return -1;
     }
   id->size = size;
-  if (hash_file (contents, fd, size, zero_from, zero_to, &id->fnv1a64) != 0)
+  if (hash_file (contents, fd, size, &v, &id->fnv1a64) != 0)
     {
       error (0, errno, "error: %s", path);
       return -1;

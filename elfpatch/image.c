@@ -36,17 +36,39 @@
 
 #include "elfpatch.h"
 
-/* The fallback of doc/format.md: a linker that merges every note into
-   one PT_NOTE (mold) leaves the region one note among the others, with no
-   program header of its own.  Finds the pbitmap notes of the PT_NOTEs
-   (owner and type; the header is checked later); the first, as a
-   PT_PRESENT_BITMAP would describe it, goes to *OUT and the number of its
-   PT_NOTE to *HOLDER.  Returns how many there are.  */
-static size_t
-region_in_notes (Elf *elf, uint64_t file_size, size_t phnum, GElf_Phdr *out,
-                 size_t *holder)
+/* Where a region is, as its program header, a section or a PT_NOTE
+   says; NOTE_SEGMENT is the number of the PT_NOTE it is a note of, or
+   SIZE_MAX.  */
+struct place
 {
-  size_t found = 0;
+  uint64_t offset;
+  uint64_t vaddr;
+  uint64_t size;
+  size_t note_segment;
+};
+
+/* How far a place got through region_at's checks.  */
+enum place_state
+{
+  PLACE_UNPLACED,               /* not in a PT_LOAD at the matching address */
+  PLACE_OVERLAPS,               /* shares bytes with something else */
+  PLACE_BAD_HEADER,             /* its bytes are no valid region header */
+  PLACE_OK
+};
+
+/* Finds the pbitmap notes of the PT_NOTEs (owner and type; the header is
+   checked later): the first goes to *OUT.  Returns how many there are.
+   They serve twice: as the fallback of doc/format.md, where a linker
+   that merges every note into one PT_NOTE (mold) leaves the region one
+   note among the others, with no program header of its own; and to find
+   the note a stale PT_PRESENT_BITMAP lost in a file without section
+   headers.  */
+static size_t
+region_in_notes (Elf *elf, uint64_t file_size, struct place *out)
+{
+  size_t phnum, found = 0;
+  if (elf_getphdrnum (elf, &phnum) != 0)
+    return 0;
   for (size_t i = 0; i < phnum; i++)
     {
       GElf_Phdr ph;
@@ -62,13 +84,10 @@ region_in_notes (Elf *elf, uint64_t file_size, size_t phnum, GElf_Phdr *out,
                          PBITMAP_NOTE_NAME, PBITMAP_NOTE_NAMESZ) == 0
               && found++ == 0)
             {
-              *out = ph;
-              out->p_type = PT_PRESENT_BITMAP;
-              out->p_offset += at;
-              out->p_vaddr += at;
-              out->p_paddr += at;
-              out->p_filesz = out->p_memsz = next - at;
-              *holder = i;
+              out->offset = ph.p_offset + at;
+              out->vaddr = ph.p_vaddr + at;
+              out->size = next - at;
+              out->note_segment = i;
             }
           at = next;
         }
@@ -76,12 +95,11 @@ region_in_notes (Elf *elf, uint64_t file_size, size_t phnum, GElf_Phdr *out,
   return found;
 }
 
-/* Finds the one PT_PRESENT_BITMAP program header, or without one the one
-   pbitmap note of the PT_NOTEs (*HOLDER is then its PT_NOTE's number,
-   otherwise the number of program headers), and the PT_LOAD that holds
-   it.  */
+/* Finds the one PT_PRESENT_BITMAP program header (*INDEX is its number),
+   or without one the one pbitmap note of the PT_NOTEs (*INDEX is then
+   SIZE_MAX), and where it says the region is.  */
 static int
-region_phdr (Elf *elf, uint64_t file_size, GElf_Phdr *out, size_t *holder,
+region_phdr (Elf *elf, uint64_t file_size, struct place *at, size_t *index,
              char *why, size_t whysize)
 {
   size_t phnum;
@@ -93,6 +111,7 @@ region_phdr (Elf *elf, uint64_t file_size, GElf_Phdr *out, size_t *holder,
     }
 
   size_t found = 0;
+  *index = SIZE_MAX;
   for (size_t i = 0; i < phnum; i++)
     {
       GElf_Phdr ph;
@@ -102,74 +121,110 @@ region_phdr (Elf *elf, uint64_t file_size, GElf_Phdr *out, size_t *holder,
                     elf_errmsg (-1));
           return -1;
         }
-      if (ph.p_type == PT_PRESENT_BITMAP)
+      if (ph.p_type == PT_PRESENT_BITMAP && found++ == 0)
         {
-          if (found++ == 0)
-            *out = ph;
+          *at = (struct place) { ph.p_offset, ph.p_vaddr, ph.p_filesz,
+                                 SIZE_MAX };
+          *index = i;
         }
-    }
-  *holder = phnum;
-  if (found == 0
-      && region_in_notes (elf, file_size, phnum, out, holder) > 1)
-    {
-      snprintf (why, whysize, "no PT_PRESENT_BITMAP program header, and "
-                "more than one pbitmap note in the PT_NOTEs");
-      return -1;
-    }
-  if (found == 0 && *holder == phnum)
-    {
-      snprintf (why, whysize, "no PT_PRESENT_BITMAP program header "
-                "(not linked with the pbitmap plugin?)");
-      return -1;
     }
   if (found > 1)
     {
       snprintf (why, whysize, "more than one PT_PRESENT_BITMAP program header");
       return -1;
     }
+  if (found == 1)
+    return 0;
+  found = region_in_notes (elf, file_size, at);
+  if (found > 1)
+    {
+      snprintf (why, whysize, "no PT_PRESENT_BITMAP program header, and "
+                "more than one pbitmap note in the PT_NOTEs");
+      return -1;
+    }
+  if (found == 0)
+    {
+      snprintf (why, whysize, "no PT_PRESENT_BITMAP program header "
+                "(not linked with the pbitmap plugin?)");
+      return -1;
+    }
+  return 0;
+}
 
-  if (out->p_filesz > file_size || out->p_offset > file_size - out->p_filesz)
+/* Checks that a region at P, as WHAT says, lies in the file and in the
+   file range of one PT_LOAD at the matching address.  */
+static int
+place_check (Elf *elf, uint64_t file_size, const char *what,
+             const struct place *p, char *why, size_t whysize)
+{
+  if (p->size > file_size || p->offset > file_size - p->size)
     {
-      snprintf (why, whysize, "PT_PRESENT_BITMAP (offset 0x%" PRIx64
-                ", size %" PRIu64 ") lies outside the file (%" PRIu64
-                " bytes)", (uint64_t) out->p_offset, (uint64_t) out->p_filesz,
-                file_size);
+      snprintf (why, whysize, "%s (offset 0x%" PRIx64 ", size %" PRIu64
+                ") lies outside the file (%" PRIu64 " bytes)", what,
+                p->offset, p->size, file_size);
       return -1;
     }
-  if (out->p_offset % 16 != 0)
+  if (p->offset % PBITMAP_READ_ALIGN != 0)
     {
-      snprintf (why, whysize, "PT_PRESENT_BITMAP offset 0x%" PRIx64
-                " is not a multiple of 16", (uint64_t) out->p_offset);
+      snprintf (why, whysize, "%s offset 0x%" PRIx64 " is not a multiple "
+                "of %u", what, p->offset, PBITMAP_READ_ALIGN);
       return -1;
     }
-  if (out->p_filesz < PBITMAP_HEADER_SIZE)
+  if (p->size < PBITMAP_HEADER_SIZE)
     {
-      snprintf (why, whysize, "PT_PRESENT_BITMAP is %" PRIu64 " bytes, too "
-                "small for the %u-byte pbitmap header",
-                (uint64_t) out->p_filesz, PBITMAP_HEADER_SIZE);
+      snprintf (why, whysize, "%s is %" PRIu64 " bytes, too small for the "
+                "%u-byte pbitmap header", what, p->size, PBITMAP_HEADER_SIZE);
       return -1;
     }
 
+  size_t phnum;
+  if (elf_getphdrnum (elf, &phnum) != 0)
+    phnum = 0;
   for (size_t i = 0; i < phnum; i++)
     {
       GElf_Phdr load;
       if (gelf_getphdr (elf, (int) i, &load) == NULL
           || load.p_type != PT_LOAD)
         continue;
-      if (out->p_offset < load.p_offset
-          || out->p_offset - load.p_offset > load.p_filesz
-          || out->p_filesz > load.p_filesz - (out->p_offset - load.p_offset))
+      if (p->offset < load.p_offset
+          || p->offset - load.p_offset > load.p_filesz
+          || p->size > load.p_filesz - (p->offset - load.p_offset))
         continue;
-      if (out->p_vaddr - load.p_vaddr != out->p_offset - load.p_offset)
+      if (p->vaddr - load.p_vaddr != p->offset - load.p_offset)
         {
-          snprintf (why, whysize, "PT_PRESENT_BITMAP address 0x%" PRIx64
-                    " does not match its offset in its PT_LOAD",
-                    (uint64_t) out->p_vaddr);
+          snprintf (why, whysize, "%s address 0x%" PRIx64 " does not match "
+                    "its offset in its PT_LOAD", what, p->vaddr);
           return -1;
         }
       return 0;
     }
-  snprintf (why, whysize, "PT_PRESENT_BITMAP lies outside every PT_LOAD");
+  snprintf (why, whysize, "%s lies outside every PT_LOAD", what);
+  return -1;
+}
+
+/* The .note.pbitmap section, allocated and of type SHT_NOTE.  */
+static int
+note_by_section (Elf *elf, struct place *p)
+{
+  size_t shstrndx;
+  if (elf_getshdrstrndx (elf, &shstrndx) != 0)
+    return -1;
+  Elf_Scn *scn = NULL;
+  while ((scn = elf_nextscn (elf, scn)) != NULL)
+    {
+      GElf_Shdr sh;
+      const char *name;
+      if (gelf_getshdr (scn, &sh) == NULL || sh.sh_type != SHT_NOTE
+          || !(sh.sh_flags & SHF_ALLOC)
+          || (name = elf_strptr (elf, shstrndx, sh.sh_name)) == NULL
+          || strcmp (name, PBITMAP_NOTE_SECTION) != 0)
+        continue;
+      p->offset = sh.sh_offset;
+      p->vaddr = sh.sh_addr;
+      p->size = sh.sh_size;
+      p->note_segment = SIZE_MAX;
+      return 0;
+    }
   return -1;
 }
 
@@ -250,37 +305,37 @@ layout_check (Elf *elf, const GElf_Ehdr *ehdr, uint64_t file_size,
   return 0;
 }
 
-/* The region R (offset and size) shares no byte with the ELF header, the
-   header tables, a segment other than a PT_LOAD, itself and HOLDER (the
-   PT_NOTE a region without a program header of its own is a note of), or
-   a section other than its own (the one that starts where it does).  */
+/* The region at P shares no byte with the ELF header, the header
+   tables, a segment other than a PT_LOAD, PT_PRESENT_BITMAP and the
+   PT_NOTE P is a note of, or a section other than its own (the one that
+   starts where it does).  */
 static int
-overlap_check (Elf *elf, const GElf_Ehdr *ehdr, const GElf_Phdr *r,
-               size_t holder, char *why, size_t whysize)
+overlap_check (Elf *elf, const GElf_Ehdr *ehdr, const char *what,
+               const struct place *p, char *why, size_t whysize)
 {
   size_t phnum, shnum;
   header_counts (elf, ehdr, &phnum, &shnum);
-  if (ranges_overlap (r->p_offset, r->p_filesz, 0, ehdr->e_ehsize)
-      || ranges_overlap (r->p_offset, r->p_filesz, ehdr->e_phoff,
+  if (ranges_overlap (p->offset, p->size, 0, ehdr->e_ehsize)
+      || ranges_overlap (p->offset, p->size, ehdr->e_phoff,
                          (uint64_t) phnum * ehdr->e_phentsize)
       || (ehdr->e_shoff != 0
-          && ranges_overlap (r->p_offset, r->p_filesz, ehdr->e_shoff,
+          && ranges_overlap (p->offset, p->size, ehdr->e_shoff,
                              (uint64_t) shnum * ehdr->e_shentsize)))
     {
-      snprintf (why, whysize, "PT_PRESENT_BITMAP overlaps the ELF header or "
-                "a header table");
+      snprintf (why, whysize, "%s overlaps the ELF header or a header table",
+                what);
       return -1;
     }
   for (size_t i = 0; i < phnum; i++)
     {
       GElf_Phdr ph;
       if (gelf_getphdr (elf, (int) i, &ph) != NULL && ph.p_type != PT_LOAD
-          && ph.p_type != PT_PRESENT_BITMAP && i != holder
-          && ranges_overlap (r->p_offset, r->p_filesz, ph.p_offset,
+          && ph.p_type != PT_PRESENT_BITMAP && i != p->note_segment
+          && ranges_overlap (p->offset, p->size, ph.p_offset,
                              ph.p_filesz))
         {
-          snprintf (why, whysize, "PT_PRESENT_BITMAP overlaps program "
-                    "header %zu (type 0x%" PRIx32 ")", i, ph.p_type);
+          snprintf (why, whysize, "%s overlaps program header %zu (type 0x%"
+                    PRIx32 ")", what, i, ph.p_type);
           return -1;
         }
     }
@@ -289,14 +344,13 @@ overlap_check (Elf *elf, const GElf_Ehdr *ehdr, const GElf_Phdr *r,
     {
       GElf_Shdr sh;
       if (gelf_getshdr (scn, &sh) != NULL && sh.sh_type != SHT_NOBITS
-          && sh.sh_offset != r->p_offset
-          && ranges_overlap (r->p_offset, r->p_filesz, sh.sh_offset,
+          && sh.sh_offset != p->offset
+          && ranges_overlap (p->offset, p->size, sh.sh_offset,
                              sh.sh_size))
         {
-          snprintf (why, whysize, "PT_PRESENT_BITMAP overlaps section %zu "
-                    "(offset 0x%" PRIx64 ", size %" PRIu64 ")",
-                    elf_ndxscn (scn), (uint64_t) sh.sh_offset,
-                    (uint64_t) sh.sh_size);
+          snprintf (why, whysize, "%s overlaps section %zu (offset 0x%"
+                    PRIx64 ", size %" PRIu64 ")", what, elf_ndxscn (scn),
+                    (uint64_t) sh.sh_offset, (uint64_t) sh.sh_size);
           return -1;
         }
     }
@@ -370,10 +424,51 @@ header_check (const struct pbitmap_header *h, uint64_t size, char *why,
   return -1;
 }
 
+/* Reads and checks the region at P (WHAT names where P came from) into
+   R; *STATE says how far it got.  A region that overlaps anything else is
+   refused before its bytes are read.  */
+static int
+region_at (Elf *elf, const GElf_Ehdr *ehdr, const unsigned char *buf,
+           int fd, uint64_t file_size, const char *what,
+           const struct place *p, struct region *r, enum place_state *state,
+           char *why, size_t whysize)
+{
+  *state = PLACE_UNPLACED;
+  if (place_check (elf, file_size, what, p, why, whysize) != 0)
+    return -1;
+  *state = PLACE_OVERLAPS;
+  if (overlap_check (elf, ehdr, what, p, why, whysize) != 0)
+    return -1;
+  *state = PLACE_BAD_HEADER;
+  unsigned char hdr[PBITMAP_HEADER_SIZE];
+  if (read_at (buf, fd, p->offset, hdr, sizeof hdr) != 0)
+    {
+      snprintf (why, whysize, "cannot read the region: %s",
+                strerror (errno));
+      return -1;
+    }
+  r->offset = p->offset;
+  r->vaddr = p->vaddr;
+  r->size = p->size;
+  header_decode (hdr, ehdr->e_ident[EI_DATA] == ELFDATA2MSB, &r->hdr);
+  if (header_check (&r->hdr, p->size, why, whysize) != 0)
+    return -1;
+  *state = PLACE_OK;
+  return 0;
+}
+
+/* The region is found through its program header, and the note through
+   the section headers or, without them, the PT_NOTE segments.  Tools
+   that move sections (patchelf) move the note and update the section
+   header, but leave a program header of a type they do not know
+   pointing at the old place: when the note is found elsewhere and is a
+   valid region there, the program header is stale.  A note that is no
+   valid region is ignored, and the program header is all there is.  */
 int
 region_find (Elf *elf, const unsigned char *buf, int fd, uint64_t file_size,
              struct region *r, char *why, size_t whysize)
 {
+  memset (r, 0, sizeof *r);
   GElf_Ehdr ehdr;
   if (gelf_getehdr (elf, &ehdr) == NULL)
     {
@@ -381,27 +476,62 @@ region_find (Elf *elf, const unsigned char *buf, int fd, uint64_t file_size,
                 elf_errmsg (-1));
       return -1;
     }
-  int msb = ehdr.e_ident[EI_DATA] == ELFDATA2MSB;
-
-  GElf_Phdr ph = { 0 };
-  size_t holder;
+  struct place at_phdr;
+  size_t index;
   if (layout_check (elf, &ehdr, file_size, why, whysize) != 0
-      || region_phdr (elf, file_size, &ph, &holder, why, whysize) != 0
-      || overlap_check (elf, &ehdr, &ph, holder, why, whysize) != 0)
+      || region_phdr (elf, file_size, &at_phdr, &index, why, whysize) != 0)
     return -1;
+  enum place_state state;
+  int ok = region_at (elf, &ehdr, buf, fd, file_size, "PT_PRESENT_BITMAP",
+                      &at_phdr, r, &state, why, whysize) == 0;
+  int placed = state != PLACE_UNPLACED;
+  r->phdr_index = index;
+  r->phdr_offset = at_phdr.offset;
+  r->phdr_vaddr = at_phdr.vaddr;
+  r->phdr_placed = placed;
+  /* A region found as a note, without a program header of its own, has
+     no header to be stale.  */
+  if (index == SIZE_MAX)
+    return ok ? 0 : -1;
 
-  unsigned char hdr[PBITMAP_HEADER_SIZE];
-  if (read_at (buf, fd, ph.p_offset, hdr, sizeof hdr) != 0)
+  struct place note;
+  const char *via = "the " PBITMAP_NOTE_SECTION " section";
+  if (note_by_section (elf, &note) != 0)
     {
-      snprintf (why, whysize, "cannot read the region: %s",
-                strerror (errno));
-      return -1;
+      via = "a PT_NOTE";
+      if (region_in_notes (elf, file_size, &note) == 0)
+        return ok ? 0 : -1;
     }
-  r->offset = ph.p_offset;
-  r->vaddr = ph.p_vaddr;
-  r->size = ph.p_filesz;
-  header_decode (hdr, msb, &r->hdr);
-  return header_check (&r->hdr, ph.p_filesz, why, whysize);
+  if (note.offset == at_phdr.offset && note.vaddr == at_phdr.vaddr
+      && note.size == at_phdr.size)
+    return ok ? 0 : -1;
+
+  struct region found;
+  char note_why[256];
+  enum place_state note_state;
+  if (region_at (elf, &ehdr, buf, fd, file_size, "the pbitmap note", &note,
+                 &found, &note_state, note_why, sizeof note_why) != 0)
+    return ok ? 0 : -1;
+
+  char phdr_why[256];
+  if (state != PLACE_BAD_HEADER && !ok)
+    snprintf (phdr_why, sizeof phdr_why, "%s", why);
+  else if (!ok)
+    snprintf (phdr_why, sizeof phdr_why, "PT_PRESENT_BITMAP (offset 0x%"
+              PRIx64 ") does not hold the note: %s", at_phdr.offset, why);
+  else
+    snprintf (phdr_why, sizeof phdr_why, "PT_PRESENT_BITMAP (offset 0x%"
+              PRIx64 ") is not the note", at_phdr.offset);
+  snprintf (why, whysize, "%s; the note is at offset 0x%" PRIx64 " (%s), "
+            "elfpatch --resync points the header at it", phdr_why,
+            note.offset, via);
+  found.stale = 1;
+  found.phdr_index = index;
+  found.phdr_offset = at_phdr.offset;
+  found.phdr_vaddr = at_phdr.vaddr;
+  found.phdr_placed = placed;
+  *r = found;
+  return REGION_STALE;
 }
 
 /* Opens PATH; for an update also takes the exclusive lock, on the inode
@@ -452,6 +582,36 @@ open_locked (const char *path, int for_update, struct stat *st)
   error (0, 0, "error: %s: keeps being replaced while waiting for its lock",
          path);
   return -1;
+}
+
+/* In a separate debug file the PT_LOADs describe the program, not the
+   file (objcopy keeps the region's place, eu-strip moves the section
+   without updating the program header): the region is the
+   .note.pbitmap section's copy, and only its header is checked.  */
+static int
+debug_region (struct image *img, char *why, size_t whysize)
+{
+  struct place p;
+  struct region *r = &img->region;
+  if (note_by_section (img->elf, &p) != 0)
+    {
+      snprintf (why, whysize, "a separate debug file without a %s section",
+                PBITMAP_NOTE_SECTION);
+      return -1;
+    }
+  if (p.size < PBITMAP_HEADER_SIZE || p.size > img->size
+      || p.offset > img->size - p.size)
+    {
+      snprintf (why, whysize, "the %s section (offset 0x%" PRIx64 ", size %"
+                PRIu64 ") is not a region in the file", PBITMAP_NOTE_SECTION,
+                p.offset, p.size);
+      return -1;
+    }
+  r->offset = p.offset;
+  r->vaddr = p.vaddr;
+  r->size = p.size;
+  header_decode (img->buf + p.offset, img->msb, &r->hdr);
+  return header_check (&r->hdr, p.size, why, whysize);
 }
 
 static int
@@ -508,11 +668,11 @@ ident_error (const struct image *img)
 }
 
 int
-image_open (const char *path, int for_update, struct image *img)
+image_open (const char *path, int flags, struct image *img)
 {
   memset (img, 0, sizeof *img);
   img->path = path;
-  img->fd = open_locked (path, for_update, &img->st);
+  img->fd = open_locked (path, flags & IMAGE_UPDATE, &img->st);
   if (img->fd < 0 || read_whole (img) != 0)
     return -1;
 
@@ -537,9 +697,22 @@ image_open (const char *path, int for_update, struct image *img)
   img->msb = ehdr.e_ident[EI_DATA] == ELFDATA2MSB;
   img->elfclass = ehdr.e_ident[EI_CLASS];
 
-  char why[256];
-  if (region_find (img->elf, img->buf, -1, img->size, &img->region, why,
-                   sizeof why) != 0)
+  char why[512];
+  int rc;
+  img->debug_file = image_is_debug_file (img->elf);
+  if (img->debug_file && (flags & IMAGE_UPDATE))
+    {
+      error (0, 0, "error: %s: a separate debug file (objcopy "
+             "--only-keep-debug, eu-strip -f) holds a copy of the region, "
+             "which nothing reads; change the program instead", path);
+      return -1;
+    }
+  if (img->debug_file)
+    rc = debug_region (img, why, sizeof why);
+  else
+    rc = region_find (img->elf, img->buf, -1, img->size, &img->region, why,
+                      sizeof why);
+  if (rc != 0 && !(rc == REGION_STALE && (flags & IMAGE_STALE)))
     {
       error (0, 0, "error: %s: %s", path, why);
       return -1;
@@ -563,6 +736,89 @@ unsigned char *
 image_bits (struct image *img)
 {
   return img->buf + img->region.offset + PBITMAP_HEADER_SIZE;
+}
+
+static void
+put_word32 (unsigned char *p, uint64_t v, int msb)
+{
+  put_u32 (p, (uint32_t) v, msb);
+}
+
+/* The program header fields a re-sync rewrites, at their places in an
+   Elf32_Phdr or an Elf64_Phdr: offset, address (virtual and physical),
+   size (in the file and in memory), and the alignment when the old one
+   does not divide the new offset (the note is at least 8-aligned).  */
+void
+region_phdr_encode (unsigned char *entry, int elfclass, int msb,
+                    const struct region *r)
+{
+  int wide = elfclass != ELFCLASS32;
+  size_t word = wide ? 8 : 4;
+  size_t at_offset = wide ? 8 : 4, at_align = wide ? 48 : 28;
+  uint64_t fields[] = { r->offset, r->vaddr, r->vaddr, r->size, r->size };
+  void (*put) (unsigned char *, uint64_t, int) = wide ? put_u64 : put_word32;
+  for (size_t i = 0; i < 5; i++)
+    put (entry + at_offset + i * word, fields[i], msb);
+  uint64_t align = wide ? get_u64 (entry + at_align, msb)
+                        : get_u32 (entry + at_align, msb);
+  if (align > PBITMAP_READ_ALIGN && r->offset % align != 0)
+    put (entry + at_align, PBITMAP_READ_ALIGN, msb);
+}
+
+/* The header's entry and mark fields hold the distance from the field to
+   what they point at, which did not move with the note: when the stale
+   program header still says where the note was (it is well placed), the
+   fields move by the distance the note moved.  Otherwise they are left:
+   the runtime never reads entry, and a wrong mark costs at most a second
+   prefetch of a library (doc/format.md).  */
+static void
+links_move (struct image *img)
+{
+  struct region *r = &img->region;
+  if (!r->phdr_placed)
+    return;
+  uint64_t moved = r->vaddr - r->phdr_vaddr;
+  unsigned char *hdr = img->buf + r->offset;
+  uint64_t *field[] = { &r->hdr.entry, &r->hdr.mark };
+  size_t at[] = { PBITMAP_OFF_ENTRY, PBITMAP_OFF_MARK };
+  for (size_t i = 0; i < 2; i++)
+    if (*field[i] != 0)
+      {
+        *field[i] -= moved;
+        put_u64 (hdr + at[i], *field[i], img->msb);
+      }
+}
+
+void
+image_resync (struct image *img)
+{
+  struct region *r = &img->region;
+  GElf_Ehdr ehdr;
+  if (!r->stale || gelf_getehdr (img->elf, &ehdr) == NULL)
+    return;
+  region_phdr_encode (img->buf + ehdr.e_phoff
+                      + r->phdr_index * ehdr.e_phentsize,
+                      img->elfclass, img->msb, r);
+  links_move (img);
+  r->stale = 0;
+}
+
+/* objcopy --only-keep-debug and eu-strip -f keep every section header but
+   make the sections' contents SHT_NOBITS, the notes excepted; a program
+   never has code without contents.  */
+int
+image_is_debug_file (Elf *elf)
+{
+  Elf_Scn *scn = NULL;
+  while ((scn = elf_nextscn (elf, scn)) != NULL)
+    {
+      GElf_Shdr sh;
+      if (gelf_getshdr (scn, &sh) != NULL && sh.sh_type == SHT_NOBITS
+          && (sh.sh_flags & SHF_ALLOC) && (sh.sh_flags & SHF_EXECINSTR)
+          && sh.sh_size > 0)
+        return 1;
+    }
+  return 0;
 }
 
 void

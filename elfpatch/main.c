@@ -1,9 +1,10 @@
 /* main.c: elfpatch's options and dispatch.
  *
- * elfpatch does one of five things per run: --record runs a program and
+ * elfpatch does one of six things per run: --record runs a program and
  * writes a trace, --fill turns traces into a binary's bitmap, --show
- * prints it, --clear empties it, --run prefetches a program's bitmaps and
- * execs it.  Exactly one must be given.  Options are parsed in order so
+ * prints it, --clear empties it, --resync points a program header that a
+ * post-link tool left stale back at the bitmap, --run prefetches a
+ * program's bitmaps and execs it.  Exactly one must be given.  Options are parsed in order so
  * that everything after the PROG of --record and --run belongs to PROG
  * ("elfpatch --record -o t ls -l" runs "ls -l"); "--" works too.  Usage
  * errors exit with 64 (EX_USAGE), other errors with 1; --run exits with
@@ -26,11 +27,11 @@ int elfpatch_quiet;
 const char *argp_program_version = "elfpatch (" PACKAGE_NAME ") " PACKAGE_VERSION;
 
 enum mode { MODE_NONE, MODE_RECORD, MODE_FILL, MODE_SHOW, MODE_CLEAR,
-            MODE_RUN };
+            MODE_RUN, MODE_RESYNC };
 
 enum { OPT_RECORD = 256, OPT_FILL, OPT_SHOW, OPT_CLEAR, OPT_RUN, OPT_DEVICE,
        OPT_MAX_GAP, OPT_MERGE, OPT_MIN_SHARE, OPT_BUDGET, OPT_AGE,
-       OPT_TRACES, OPT_FOLLOW, OPT_METHOD };
+       OPT_TRACES, OPT_FOLLOW, OPT_METHOD, OPT_RESYNC };
 
 static const struct argp_option options[] =
 {
@@ -43,6 +44,9 @@ static const struct argp_option options[] =
     "have it)", 1 },
   { "show", OPT_SHOW, NULL, 0, "Print BINARY's region and bitmap", 1 },
   { "clear", OPT_CLEAR, NULL, 0, "Empty BINARY's bitmap", 1 },
+  { "resync", OPT_RESYNC, NULL, 0,
+    "Point BINARY's PT_PRESENT_BITMAP back at its bitmap after a tool "
+    "moved it (patchelf); the bits are kept", 1 },
   { "run", OPT_RUN, NULL, 0,
     "Prefetch the bitmaps of PROG and its libraries, then exec PROG", 1 },
   { NULL, 0, NULL, 0, "Options:", 2 },
@@ -101,8 +105,8 @@ set_mode (struct argp_state *state, enum mode mode)
 {
   struct arguments *a = state->input;
   if (a->mode != MODE_NONE && a->mode != mode)
-    argp_error (state, "error: only one of --record, --fill, --show, --clear "
-                "and --run may be given");
+    argp_error (state, "error: only one of --record, --fill, --show, --clear, "
+                "--resync and --run may be given");
   a->mode = mode;
 }
 
@@ -199,6 +203,9 @@ parse_opt (int key, char *arg, struct argp_state *state)
     case OPT_CLEAR:
       set_mode (state, MODE_CLEAR);
       break;
+    case OPT_RESYNC:
+      set_mode (state, MODE_RESYNC);
+      break;
     case OPT_RUN:
       set_mode (state, MODE_RUN);
       break;
@@ -275,8 +282,8 @@ parse_opt (int key, char *arg, struct argp_state *state)
       break;
     case ARGP_KEY_END:
       if (a->mode == MODE_NONE)
-        argp_error (state, "error: one of --record, --fill, --show, --clear "
-                    "or --run is required");
+        argp_error (state, "error: one of --record, --fill, --show, --clear, "
+                    "--resync or --run is required");
       if (a->output != NULL && a->mode != MODE_RECORD)
         argp_error (state, "error: -o is only for --record");
       if (a->gap_given && a->mode != MODE_FILL)
@@ -309,10 +316,12 @@ parse_opt (int key, char *arg, struct argp_state *state)
       else if (a->mode == MODE_SHOW && a->traces && a->n_args < 2)
         argp_error (state, "error: --show --traces needs one or more traces "
                     "and a binary");
-      else if (((a->mode == MODE_SHOW && !a->traces) || a->mode == MODE_CLEAR)
+      else if (((a->mode == MODE_SHOW && !a->traces) || a->mode == MODE_CLEAR
+                || a->mode == MODE_RESYNC)
                && a->n_args != 1)
         argp_error (state, "error: --%s needs exactly one binary",
-                    a->mode == MODE_SHOW ? "show" : "clear");
+                    a->mode == MODE_SHOW ? "show"
+                    : a->mode == MODE_CLEAR ? "clear" : "resync");
       break;
     default:
       return ARGP_ERR_UNKNOWN;
@@ -325,6 +334,7 @@ static const char args_doc[] =
   "--fill TRACE... BINARY\n"
   "--show [--traces TRACE...] BINARY\n"
   "--clear BINARY\n"
+  "--resync BINARY\n"
   "--run [--] PROG [ARG...]";
 
 static const char doc[] =
@@ -368,6 +378,9 @@ main (int argc, char **argv)
       break;
     case MODE_CLEAR:
       status = clear_command (a.args[0]);
+      break;
+    case MODE_RESYNC:
+      status = resync_command (a.args[0]);
       break;
     case MODE_RUN:
       status = run_command (a.prog_argv);

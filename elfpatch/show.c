@@ -23,6 +23,12 @@
  * numbers may add up to more than "pages set".  Sections without file
  * contents (SHT_NOBITS) or of size 0 are not listed.
  *
+ * Two more lines say when the region is not what the runtime reads: a
+ * "stale:" line when a post-link tool left PT_PRESENT_BITMAP pointing
+ * away from the note (the region shown is the note), and a "debug:" line
+ * for a separate debug file, whose region is a copy that counts the
+ * program's pages, so its sections are not listed.
+ *
  * With --traces, the bitmap is checked against runs: for each trace, how
  * many of the pages it recorded for this build are set (the recall of the
  * bitmap on that run), and how many of the set pages the run used (its
@@ -206,7 +212,7 @@ int
 show_command (const char *binary, char **traces, size_t n_traces)
 {
   struct image img;
-  if (image_open (binary, 0, &img) != 0)
+  if (image_open (binary, IMAGE_STALE, &img) != 0)
     {
       image_close (&img);
       return 1;
@@ -221,6 +227,13 @@ show_command (const char *binary, char **traces, size_t n_traces)
   printf ("%s:\n", binary);
   printf ("  region:    offset 0x%" PRIx64 ", vaddr 0x%" PRIx64 ", size %"
           PRIu64 " bytes\n", r->offset, r->vaddr, r->size);
+  if (r->stale)
+    printf ("  stale:     PT_PRESENT_BITMAP says offset 0x%" PRIx64 ", so "
+            "the runtime finds no bitmap; elfpatch --resync fixes that\n",
+            r->phdr_offset);
+  if (img.debug_file)
+    printf ("  debug:     a separate debug file; this region is a copy of "
+            "the program's, whose file pages its bits count\n");
   printf ("  capacity:  %" PRIu64 " pages (", r->hdr.capacity);
   print_amount (r->hdr.capacity);
   printf (")\n  filled:    %s\n", r->hdr.flags & PBITMAP_F_FILLED ? "yes" : "no");
@@ -234,7 +247,11 @@ show_command (const char *binary, char **traces, size_t n_traces)
     printf (" (the header says %" PRIu64 ")", r->hdr.runs);
   printf ("\n  max gap:   %" PRIu32 " pages\n", r->hdr.max_gap);
   printf ("  identity:  %s\n", id);
-  show_sections (&img, bits);
+  if (img.debug_file)
+    printf ("  sections:  not listed (the program's, not this file's, "
+            "pages are counted)\n");
+  else
+    show_sections (&img, bits);
 
   int status = 0;
   if (n_traces > 0 && show_traces (&img, traces, n_traces) != 0)

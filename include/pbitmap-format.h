@@ -11,7 +11,8 @@
  * PT_LOAD of the file.
  *
  * Byte layout, offsets from the start of the region (which is the start of
- * the note, 16-aligned in memory and in the file):
+ * the note, 16-aligned in memory and in the file as the linker lays it
+ * out, at least 8-aligned after a tool moved it; see PBITMAP_READ_ALIGN):
  *
  *    0  u32 n_namesz      8
  *    4  u32 n_descsz      region size - 20
@@ -76,6 +77,13 @@
  * the link the section's sh_addralign is set back to 4 so that readelf -n
  * parses it without warnings. */
 #define PBITMAP_LINK_ALIGN 16u
+
+/* Readers accept a region at any multiple of 8 in the file and in memory:
+ * the header's 64-bit fields and the bits' 64-bit words need no more.
+ * A tool that moves the note (patchelf) keeps only the section's
+ * alignment, and elfpatch --resync then points the program header at it;
+ * in practice that place is 8-aligned. */
+#define PBITMAP_READ_ALIGN 8u
 
 #define PBITMAP_MAGIC 0x50424d31u              /* "PBM1" read big-endian */
 #define PBITMAP_VERSION 1u

@@ -24,6 +24,12 @@
  *     maps exactly to __pbitmap_region.  The load bias
  *     is the address of the ELF header minus the p_vaddr of the PT_LOAD
  *     with p_offset 0, and must agree with PT_PHDR when there is one.
+ *     A tool that moved the note (patchelf) leaves the program header
+ *     pointing at __pbitmap_region, where other bytes are now, and step 3
+ *     finds them no valid region; once elfpatch --resync has pointed it
+ *     at the note's new place, a candidate is also the header when
+ *     __pbitmap_region lies in the file range of one of its PT_LOADs and
+ *     every page of the region it points at is readable.
  *
  *  3. Region.  Exactly one PT_PRESENT_BITMAP, or, when there is none (a
  *     linker that merges all notes into one PT_NOTE), exactly one pbitmap
@@ -439,11 +445,37 @@ region_phdr (const struct image *im, rt_phdr *reg)
       if (n > 0)
         found += n;
     }
-  if (found != 1 || reg->p_offset % 16 != 0
+  if (found != 1 || reg->p_offset % PBITMAP_READ_ALIGN != 0
       || reg->p_filesz < PBITMAP_HEADER_SIZE
       || !image_maps (im, reg->p_offset, reg->p_vaddr, reg->p_filesz))
     return -1;
   return 0;
+}
+
+/* Whether the PT_PRESENT_BITMAP of IM, which is not at ADDR, points at a
+   re-synced region: ADDR, where the linker put the region, lies in the
+   file range of one of IM's PT_LOADs, and the region it points at now
+   can be read (step 2).  */
+static int
+region_moved (const struct image *im, const rt_phdr *reg, uintptr_t addr)
+{
+  int mine = 0;
+  for (size_t i = 0; i < im->phnum; i++)
+    {
+      const rt_phdr *ld = image_phdr (im, i);
+      uintptr_t start = im->bias + ld->p_vaddr;
+      if (ld->p_type == PT_LOAD && addr >= start
+          && addr - start < ld->p_filesz)
+        mine = 1;
+    }
+  uintptr_t at = im->bias + reg->p_vaddr;
+  if (!mine || at == 0 || at > UINTPTR_MAX - reg->p_filesz)
+    return 0;
+  for (uintptr_t page = at & ~(uintptr_t) (RT_PAGE - 1);
+       page < at + reg->p_filesz; page += RT_PAGE)
+    if (!rt_readable (page))
+      return 0;
+  return 1;
 }
 
 /* Finds the ELF header of the object whose region is at REGION (step 2).
@@ -460,7 +492,8 @@ image_find_at (uintptr_t region, struct image *im)
       rt_phdr reg;
       if (image_from_ehdr ((const rt_ehdr *) page, im) == 0
           && region_phdr (im, &reg) == 0
-          && im->bias + reg.p_vaddr == region)
+          && (im->bias + reg.p_vaddr == region
+              || region_moved (im, &reg, region)))
         return 0;
     }
   return -1;
@@ -482,7 +515,7 @@ region_header (const struct image *im)
     return NULL;
   const struct pbitmap_header *h
     = (const struct pbitmap_header *) (im->bias + reg.p_vaddr);
-  if ((uintptr_t) h % 16 != 0)
+  if ((uintptr_t) h % PBITMAP_READ_ALIGN != 0)
     return NULL;
 
   return pbitmap_header_check (h, reg.p_filesz) == PBITMAP_HEADER_OK

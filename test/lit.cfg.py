@@ -59,6 +59,11 @@ for feature, path in (("readelf", config.readelf),
                       ("clang", config.clang)):
     if path:
         config.available_features.add(feature)
+# Post-link tools the test/postlink tests run; setup installs them.
+import shutil
+for tool in ("patchelf",):
+    if shutil.which(tool):
+        config.available_features.add(tool)
 if config.cc_is_gcc:
     config.available_features.add("gcc")
 # The other linkers, by the names the compiler drivers look for; a machine
