@@ -17,13 +17,15 @@
  *  2. Program headers.  The region object defines the hidden symbol
  *     __pbitmap_region at the region.  The plugin places the region in the
  *     first PT_LOAD, in the first two pages of the file, so the ELF header
- *     is at the page boundary at or one page below it: the first candidate
- *     shares the region's page, the second is used only if the kernel says
- *     it is readable.  A candidate is the header when it has ELF magic,
- *     its program headers lie in its first page, and its region (below)
- *     maps exactly to __pbitmap_region.  The load bias
- *     is the address of the ELF header minus the p_vaddr of the PT_LOAD
- *     with p_offset 0, and must agree with PT_PHDR when there is one.
+ *     is at the page boundary at or one page below it.  A candidate is
+ *     read only if the kernel says it is readable, and so are the notes
+ *     and the region: the constructor of a library loaded first (or an
+ *     audit module) may have unmapped or protected an object's pages
+ *     before its runtime runs.  A candidate is the header when it has ELF
+ *     magic, its program headers lie in its first page, and its region
+ *     (below) maps exactly to __pbitmap_region.  The load bias is the
+ *     address of the ELF header minus the p_vaddr of the PT_LOAD with
+ *     p_offset 0, and must agree with PT_PHDR when there is one.
  *     A tool that moved the note (patchelf) leaves the program header
  *     pointing at __pbitmap_region, where other bytes are now, and step 3
  *     finds them no valid region; once elfpatch --resync has pointed it
@@ -305,6 +307,22 @@ struct image
   uintptr_t bias;
 };
 
+/* Whether the kernel says [ADDR, ADDR + LEN) can be read.  An object's
+   own pages need not be: the constructor of a library it depends on, or
+   an audit module, may have unmapped or protected them before this
+   runtime runs, and the program may well never touch them again.  */
+static int
+memory_readable (uintptr_t addr, size_t len)
+{
+  if (addr == 0 || len == 0 || addr > UINTPTR_MAX - len)
+    return 0;
+  for (uintptr_t page = addr & ~(uintptr_t) (RT_PAGE - 1);
+       page <= addr + len - 1; page += RT_PAGE)
+    if (page == 0 || !rt_readable (page))
+      return 0;
+  return 1;
+}
+
 static const rt_phdr *
 image_phdr (const struct image *im, size_t i)
 {
@@ -385,7 +403,8 @@ static int
 note_region (const struct image *im, const rt_phdr *note, rt_phdr *out)
 {
   if (note->p_vaddr % 4 != 0
-      || !image_maps (im, note->p_offset, note->p_vaddr, note->p_filesz))
+      || !image_maps (im, note->p_offset, note->p_vaddr, note->p_filesz)
+      || !memory_readable (im->bias + note->p_vaddr, note->p_filesz))
     return -1;
   const unsigned char *p = (const unsigned char *) (im->bias + note->p_vaddr);
   uint64_t align = note->p_align == 8 ? 8 : 4, size = note->p_filesz;
@@ -468,14 +487,7 @@ region_moved (const struct image *im, const rt_phdr *reg, uintptr_t addr)
           && addr - start < ld->p_filesz)
         mine = 1;
     }
-  uintptr_t at = im->bias + reg->p_vaddr;
-  if (!mine || at == 0 || at > UINTPTR_MAX - reg->p_filesz)
-    return 0;
-  for (uintptr_t page = at & ~(uintptr_t) (RT_PAGE - 1);
-       page < at + reg->p_filesz; page += RT_PAGE)
-    if (!rt_readable (page))
-      return 0;
-  return 1;
+  return mine && memory_readable (im->bias + reg->p_vaddr, reg->p_filesz);
 }
 
 /* Finds the ELF header of the object whose region is at REGION (step 2).
@@ -487,7 +499,7 @@ image_find_at (uintptr_t region, struct image *im)
   uintptr_t page = region & ~(uintptr_t) (RT_PAGE - 1);
   for (int k = 0; k < 2; k++, page -= RT_PAGE)
     {
-      if (k > 0 && (page == 0 || !rt_readable (page)))
+      if (page == 0 || !rt_readable (page))
         return -1;
       rt_phdr reg;
       if (image_from_ehdr ((const rt_ehdr *) page, im) == 0
@@ -515,7 +527,8 @@ region_header (const struct image *im)
     return NULL;
   const struct pbitmap_header *h
     = (const struct pbitmap_header *) (im->bias + reg.p_vaddr);
-  if ((uintptr_t) h % PBITMAP_READ_ALIGN != 0)
+  if ((uintptr_t) h % PBITMAP_READ_ALIGN != 0
+      || !memory_readable ((uintptr_t) h, reg.p_filesz))
     return NULL;
 
   return pbitmap_header_check (h, reg.p_filesz) == PBITMAP_HEADER_OK
@@ -1141,19 +1154,6 @@ struct rt_r_debug
   int r_version;
   const struct rt_link_map *r_map;
 };
-
-/* Whether the kernel says [ADDR, ADDR + LEN) can be read.  */
-static int
-memory_readable (uintptr_t addr, size_t len)
-{
-  if (addr == 0 || len == 0 || addr > UINTPTR_MAX - len)
-    return 0;
-  for (uintptr_t page = addr & ~(uintptr_t) (RT_PAGE - 1);
-       page <= addr + len - 1; page += RT_PAGE)
-    if (page == 0 || !rt_readable (page))
-      return 0;
-  return 1;
-}
 
 /* The headers of the loaded object M: the ELF header must be at l_addr
    (where a shared object's first PT_LOAD, at address 0, puts it), valid,
