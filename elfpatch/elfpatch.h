@@ -255,6 +255,24 @@ struct fill_policy
 int trace_pages (const char *path, const struct image *img,
                  unsigned char *bits, struct trace_block *d);
 
+/* A file a recorded program mapped, and the pages it used (record.c;
+   import.c fills them from perf's events).  */
+struct mapped_file
+{
+  unsigned dev_major, dev_minor;
+  uint64_t ino;
+  char *path;
+  int fd;                       /* -1: skipped */
+  uint64_t *pages;              /* in any order, repeats allowed */
+  size_t n_pages, alloc;
+};
+
+int mapped_file_add_page (struct mapped_file *f, uint64_t page);
+/* Appends F's block to T: the identity of the file open on F->fd and
+   its pages, sorted, as ranges.  */
+int mapped_file_block (struct mapped_file *f, struct trace *t);
+void mapped_file_release (struct mapped_file *f);
+
 /* How --record runs the program.  */
 struct record_options
 {
@@ -302,6 +320,8 @@ int record_command (char **argv, const char *output,
    image_open and update_write_back; the fuzz harness calls it directly.  */
 int fill_image (struct image *img, char **traces, size_t n_traces,
                 const struct fill_policy *policy, const struct gap_choice *gap);
+/* Reads `perf script' output INPUT into the trace OUTPUT (import.c).  */
+int import_perf_command (const char *input, const char *output);
 int fill_command (char **traces, size_t n_traces, const char *binary,
                   const struct fill_policy *policy,
                   const struct gap_choice *gap);

@@ -1,10 +1,11 @@
 /* main.c: elfpatch's options and dispatch.
  *
  * elfpatch does one of six things per run: --record runs a program and
- * writes a trace, --fill turns traces into a binary's bitmap, --show
- * prints it, --clear empties it, --resync points a program header that a
- * post-link tool left stale back at the bitmap, --run prefetches a
- * program's bitmaps and execs it.  Exactly one must be given.  Options are parsed in order so
+ * writes a trace, --import-perf makes one from perf's output, --fill
+ * turns traces into a binary's bitmap, --show prints it, --clear empties
+ * it, --resync points a program header that a post-link tool left stale
+ * back at the bitmap, --run prefetches a program's bitmaps and execs it.
+ * Exactly one must be given.  Options are parsed in order so
  * that everything after the PROG of --record and --run belongs to PROG
  * ("elfpatch --record -o t ls -l" runs "ls -l"); "--" works too.  Usage
  * errors exit with 64 (EX_USAGE), other errors with 1; --run exits with
@@ -27,11 +28,11 @@ int elfpatch_quiet;
 const char *argp_program_version = "elfpatch (" PACKAGE_NAME ") " PACKAGE_VERSION;
 
 enum mode { MODE_NONE, MODE_RECORD, MODE_FILL, MODE_SHOW, MODE_CLEAR,
-            MODE_RUN, MODE_RESYNC };
+            MODE_RUN, MODE_RESYNC, MODE_IMPORT_PERF };
 
 enum { OPT_RECORD = 256, OPT_FILL, OPT_SHOW, OPT_CLEAR, OPT_RUN, OPT_DEVICE,
        OPT_MAX_GAP, OPT_MERGE, OPT_MIN_SHARE, OPT_BUDGET, OPT_AGE,
-       OPT_TRACES, OPT_FOLLOW, OPT_METHOD, OPT_RESYNC };
+       OPT_TRACES, OPT_FOLLOW, OPT_METHOD, OPT_RESYNC, OPT_IMPORT_PERF };
 
 static const struct argp_option options[] =
 {
@@ -49,6 +50,9 @@ static const struct argp_option options[] =
     "moved it (patchelf); the bits are kept", 1 },
   { "run", OPT_RUN, NULL, 0,
     "Prefetch the bitmaps of PROG and its libraries, then exec PROG", 1 },
+  { "import-perf", OPT_IMPORT_PERF, NULL, 0,
+    "Turn PERF_SCRIPT (perf script output of page-fault samples and mmap "
+    "events) into TRACE", 1 },
   { NULL, 0, NULL, 0, "Options:", 2 },
   { "output", 'o', "TRACE", 0, "Where --record writes the trace", 2 },
   { "device", OPT_DEVICE, "DEVICE", 0,
@@ -106,7 +110,7 @@ set_mode (struct argp_state *state, enum mode mode)
   struct arguments *a = state->input;
   if (a->mode != MODE_NONE && a->mode != mode)
     argp_error (state, "error: only one of --record, --fill, --show, --clear, "
-                "--resync and --run may be given");
+                "--resync, --run and --import-perf may be given");
   a->mode = mode;
 }
 
@@ -209,6 +213,9 @@ parse_opt (int key, char *arg, struct argp_state *state)
     case OPT_RUN:
       set_mode (state, MODE_RUN);
       break;
+    case OPT_IMPORT_PERF:
+      set_mode (state, MODE_IMPORT_PERF);
+      break;
     case 'o':
       a->output = arg;
       break;
@@ -283,9 +290,11 @@ parse_opt (int key, char *arg, struct argp_state *state)
     case ARGP_KEY_END:
       if (a->mode == MODE_NONE)
         argp_error (state, "error: one of --record, --fill, --show, --clear, "
-                    "--resync or --run is required");
-      if (a->output != NULL && a->mode != MODE_RECORD)
-        argp_error (state, "error: -o is only for --record");
+                    "--resync, --run or --import-perf is required");
+      if (a->output != NULL && a->mode != MODE_RECORD
+          && a->mode != MODE_IMPORT_PERF)
+        argp_error (state, "error: -o is only for --record and "
+                    "--import-perf");
       if (a->gap_given && a->mode != MODE_FILL)
         argp_error (state, "error: --device and --max-gap are only for "
                     "--fill");
@@ -313,6 +322,10 @@ parse_opt (int key, char *arg, struct argp_state *state)
       else if (a->mode == MODE_FILL && a->n_args < 2)
         argp_error (state, "error: --fill needs one or more traces and a "
                     "binary");
+      else if (a->mode == MODE_IMPORT_PERF
+               && (a->n_args != 1 || a->output == NULL))
+        argp_error (state, "error: --import-perf needs -o TRACE and one "
+                    "perf script output");
       else if (a->mode == MODE_SHOW && a->traces && a->n_args < 2)
         argp_error (state, "error: --show --traces needs one or more traces "
                     "and a binary");
@@ -335,7 +348,8 @@ static const char args_doc[] =
   "--show [--traces TRACE...] BINARY\n"
   "--clear BINARY\n"
   "--resync BINARY\n"
-  "--run [--] PROG [ARG...]";
+  "--run [--] PROG [ARG...]\n"
+  "--import-perf -o TRACE PERF_SCRIPT";
 
 static const char doc[] =
   "Record, fill, show and clear the start-up bitmap of a program linked "
@@ -384,6 +398,9 @@ main (int argc, char **argv)
       break;
     case MODE_RUN:
       status = run_command (a.prog_argv);
+      break;
+    case MODE_IMPORT_PERF:
+      status = import_perf_command (a.args[0], a.output);
       break;
     case MODE_NONE:
       break;

@@ -51,17 +51,6 @@
 #define PAGEMAP_PRESENT (UINT64_C (1) << 63)
 #define PAGEMAP_CHUNK 4096      /* entries per pread */
 
-/* One mapped file and the file pages found present.  */
-struct mapped_file
-{
-  unsigned dev_major, dev_minor;
-  uint64_t ino;
-  char *path;
-  int fd;                       /* -1: skipped */
-  uint64_t *pages;
-  size_t n_pages, alloc;
-};
-
 struct recording
 {
   struct mapped_file *files;
@@ -69,8 +58,8 @@ struct recording
   int captured;
 };
 
-static int
-add_page (struct mapped_file *f, uint64_t page)
+int
+mapped_file_add_page (struct mapped_file *f, uint64_t page)
 {
   if (array_reserve ((void **) &f->pages, &f->alloc, f->n_pages,
                      sizeof *f->pages) != 0)
@@ -200,7 +189,7 @@ scan_mapping (int pagemap, uint64_t start, uint64_t end, uint64_t offset,
       size_t n = (size_t) got / sizeof *entries;
       for (size_t i = 0; i < n; i++)
         if ((entries[i] & PAGEMAP_PRESENT)
-            && add_page (f, offset / PBITMAP_PAGE_SIZE + done + i) != 0)
+            && mapped_file_add_page (f, offset / PBITMAP_PAGE_SIZE + done + i) != 0)
           return -1;
       done += n;
     }
@@ -267,9 +256,8 @@ u64_cmp (const void *a, const void *b)
   return x < y ? -1 : x > y;
 }
 
-/* One trace block for F: its identity and its pages as ranges.  */
-static int
-file_block (struct mapped_file *f, struct trace *t)
+int
+mapped_file_block (struct mapped_file *f, struct trace *t)
 {
   struct stat st;
   if (fstat (f->fd, &st) != 0)
@@ -611,16 +599,20 @@ report_status (const char *prog, int status)
                    strsignal (WTERMSIG (status)));
 }
 
+void
+mapped_file_release (struct mapped_file *f)
+{
+  free (f->path);
+  free (f->pages);
+  if (f->fd >= 0)
+    close (f->fd);
+}
+
 static void
 free_recording (struct recording *rec)
 {
   for (size_t i = 0; i < rec->n_files; i++)
-    {
-      free (rec->files[i].path);
-      free (rec->files[i].pages);
-      if (rec->files[i].fd >= 0)
-        close (rec->files[i].fd);
-    }
+    mapped_file_release (&rec->files[i]);
   free (rec->files);
 }
 
@@ -661,7 +653,7 @@ record_command (char **argv, const char *output,
   for (size_t i = 0; i < rec.n_files; i++)
     if (rec.files[i].fd >= 0)
       {
-        if (file_block (&rec.files[i], &t) != 0)
+        if (mapped_file_block (&rec.files[i], &t) != 0)
           goto out;
         const struct trace_block *b = &t.blocks[t.n_blocks - 1];
         for (size_t r = 0; r < b->n_ranges; r++)
