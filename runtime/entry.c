@@ -37,5 +37,5 @@ __pbitmap_start (long *sp)
 {
   int argc = (int) sp[0];
   char **argv = (char **) (sp + 1);
-  __pbitmap_preinit (argc, argv, argv + argc + 1);
+  __pbitmap_entry_run (argc, argv, argv + argc + 1);
 }

@@ -83,6 +83,11 @@
  *     WILLNEED the pages are in the page cache but not yet read, and
  *     mincore counts only pages that are.)
  *
+ *  8. Start-up.  When a static executable's entry stub has issued reads,
+ *     its segments are MADV_RANDOM until the runtime's .preinit_array
+ *     entry sets them back to MADV_NORMAL, so that the C library's
+ *     start-up faults read only their own page (__pbitmap_entry_run).
+ *
  * The work is bounded by the regions' sizes, the number of PT_LOADs and
  * of loaded objects.  Only raw system calls are made, nothing is
  * allocated, nothing is written but the debug lines and the libraries'
@@ -1255,20 +1260,69 @@ walk_objects (unsigned opts, const struct image *exe, const char *via)
     }
 }
 
+/* The executable's run, from the entry stub or from .preinit_array.  */
+static void
+exec_run (int argc, char **argv, char **envp, struct outcome *o)
+{
+  unsigned opts = options (envp);
+  const char *name = argc > 0 && argv != NULL ? argv[0] : NULL;
+  run (opts, NULL, o);
+  if (opts & OPT_DEBUG)
+    report (name, RT_NAME_MAX, o, NULL);
+  if (o->have_image)
+    walk_objects (opts, &o->im, name != NULL ? name : "?");
+}
+
+/* Start-up without read-around.  When the entry stub has issued the
+   bitmap's reads, the C library's start-up still faults on pages before
+   they have arrived, and on pages exec read with a read-ahead mark (the
+   kernel reads the ELF header with read-ahead, which marks the page after
+   it: the first fault there reads the next read_ahead_kb of the file, up
+   to 8 MiB here, gaps and all).  Every page start-up needs is already on
+   its way, so from the stub to the .preinit_array hook the segments are
+   MADV_RANDOM: a fault reads its own page and no more, and a mark is not
+   acted on.  The hook sets them back to MADV_NORMAL, before any
+   constructor or main runs.  */
+static int random_until_preinit;
+
+static void
+segments_advise (const struct image *im, int advice)
+{
+  struct segment segs[RT_LOADS_MAX];
+  long n = segments_collect (im, segs);
+  for (long k = 0; k < n; k++)
+    rt_madvise (segs[k].delta + segs[k].first * RT_PAGE,
+                (segs[k].last - segs[k].first + 1) * RT_PAGE, advice);
+}
+
+void
+__pbitmap_entry_run (int argc, char **argv, char **envp)
+{
+  if (!__pbitmap_first_run ())
+    return;
+  struct outcome o;
+  exec_run (argc, argv, envp, &o);
+  if (o.st == ST_WILLNEED || o.st == ST_POPULATE)
+    {
+      segments_advise (&o.im, RT_MADV_RANDOM);
+      random_until_preinit = 1;
+    }
+}
+
 void
 __pbitmap_preinit (int argc, char **argv, char **envp)
 {
   /* A static executable may have run this from its entry stub already.  */
   if (!__pbitmap_first_run ())
-    return;
-  unsigned opts = options (envp);
-  const char *name = argc > 0 && argv != NULL ? argv[0] : NULL;
+    {
+      struct image im;
+      if (random_until_preinit && image_find (&im) == 0)
+        segments_advise (&im, RT_MADV_NORMAL);
+      random_until_preinit = 0;
+      return;
+    }
   struct outcome o;
-  run (opts, NULL, &o);
-  if (opts & OPT_DEBUG)
-    report (name, RT_NAME_MAX, &o, NULL);
-  if (o.have_image)
-    walk_objects (opts, &o.im, name != NULL ? name : "?");
+  exec_run (argc, argv, envp, &o);
 }
 
 /* glibc runs .preinit_array entries, in executables only, before any

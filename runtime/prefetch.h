@@ -26,6 +26,10 @@
    in the debug line is ARGV[0].  */
 PBITMAP_HIDDEN void __pbitmap_preinit (int argc, char **argv, char **envp);
 
+/* The same from the entry stub; then, when it issued reads, faults read
+   no more than their own page until __pbitmap_preinit runs.  */
+PBITMAP_HIDDEN void __pbitmap_entry_run (int argc, char **argv, char **envp);
+
 /* entry.c: nonzero the first time it is called in a process, zero after.  */
 PBITMAP_HIDDEN int __pbitmap_first_run (void);
 

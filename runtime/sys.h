@@ -34,6 +34,8 @@
 #define RT_AT_FDCWD (-100)
 #define RT_O_RDONLY 0
 #define RT_O_CLOEXEC 02000000
+#define RT_MADV_NORMAL 0
+#define RT_MADV_RANDOM 1
 #define RT_MADV_WILLNEED 3
 #define RT_MADV_POPULATE_READ 22
 #define RT_EINVAL 22
