@@ -56,13 +56,11 @@ enum place_state
   PLACE_OK
 };
 
-/* Finds the pbitmap notes of the PT_NOTEs (owner and type; the header is
-   checked later): the first goes to *OUT.  Returns how many there are.
-   They serve twice: as the fallback of doc/format.md, where a linker
-   that merges every note into one PT_NOTE (mold) leaves the region one
-   note among the others, with no program header of its own; and to find
-   the note a stale PT_PRESENT_BITMAP lost in a file without section
-   headers.  */
+/* The fallback of doc/format.md: a linker that merges every note into
+   one PT_NOTE (mold) leaves the region one note among the others, with no
+   program header of its own.  Finds the pbitmap notes of the PT_NOTEs
+   (owner and type; the header is checked later); the first goes to *OUT.
+   Returns how many there are.  */
 static size_t
 region_in_notes (Elf *elf, uint64_t file_size, struct place *out)
 {
@@ -458,12 +456,12 @@ region_at (Elf *elf, const GElf_Ehdr *ehdr, const unsigned char *buf,
 }
 
 /* The region is found through its program header, and the note through
-   the section headers or, without them, the PT_NOTE segments.  Tools
-   that move sections (patchelf) move the note and update the section
-   header, but leave a program header of a type they do not know
-   pointing at the old place: when the note is found elsewhere and is a
-   valid region there, the program header is stale.  A note that is no
-   valid region is ignored, and the program header is all there is.  */
+   the section headers.  Tools that move sections (patchelf, which needs
+   section headers) move the note and update the section header, but
+   leave a program header of a type they do not know pointing at the old
+   place: when the note is found elsewhere and is a valid region there,
+   the program header is stale.  A note that is no valid region is
+   ignored, and the program header is all there is.  */
 int
 region_find (Elf *elf, const unsigned char *buf, int fd, uint64_t file_size,
              struct region *r, char *why, size_t whysize)
@@ -494,24 +492,25 @@ region_find (Elf *elf, const unsigned char *buf, int fd, uint64_t file_size,
   if (index == SIZE_MAX)
     return ok ? 0 : -1;
 
+  /* The note must pass every check the re-synced header will get.  */
   struct place note;
-  const char *via = "the " PBITMAP_NOTE_SECTION " section";
-  if (note_by_section (elf, &note) != 0)
-    {
-      via = "a PT_NOTE";
-      if (region_in_notes (elf, file_size, &note) == 0)
-        return ok ? 0 : -1;
-    }
-  if (note.offset == at_phdr.offset && note.vaddr == at_phdr.vaddr
-      && note.size == at_phdr.size)
-    return ok ? 0 : -1;
-
   struct region found;
   char note_why[256];
   enum place_state note_state;
-  if (region_at (elf, &ehdr, buf, fd, file_size, "the pbitmap note", &note,
-                 &found, &note_state, note_why, sizeof note_why) != 0)
+  if (note_by_section (elf, &note) != 0
+      || (note.offset == at_phdr.offset && note.vaddr == at_phdr.vaddr
+          && note.size == at_phdr.size))
     return ok ? 0 : -1;
+  if (region_at (elf, &ehdr, buf, fd, file_size, "the note", &note, &found,
+                 &note_state, note_why, sizeof note_why) != 0)
+    {
+      size_t len = strlen (why);
+      if (!ok && len < whysize)
+        snprintf (why + len, whysize - len, "; the %s section (offset 0x%"
+                  PRIx64 ") is no valid region either: %s",
+                  PBITMAP_NOTE_SECTION, note.offset, note_why);
+      return ok ? 0 : -1;
+    }
 
   char phdr_why[256];
   if (state != PLACE_BAD_HEADER && !ok)
@@ -522,9 +521,9 @@ region_find (Elf *elf, const unsigned char *buf, int fd, uint64_t file_size,
   else
     snprintf (phdr_why, sizeof phdr_why, "PT_PRESENT_BITMAP (offset 0x%"
               PRIx64 ") is not the note", at_phdr.offset);
-  snprintf (why, whysize, "%s; the note is at offset 0x%" PRIx64 " (%s), "
-            "elfpatch --resync points the header at it", phdr_why,
-            note.offset, via);
+  snprintf (why, whysize, "%s; the note is at offset 0x%" PRIx64 " (the %s "
+            "section), elfpatch --resync points the header at it", phdr_why,
+            note.offset, PBITMAP_NOTE_SECTION);
   found.stale = 1;
   found.phdr_index = index;
   found.phdr_offset = at_phdr.offset;
