@@ -16,8 +16,12 @@
  * notes runs from the first to the last of them and can span the region
  * and the padding before it; then that PT_NOTE is cut in two around the
  * region, the second half going into a spare program header that the
- * plugin made gold create (split_note).  When the region cannot have a
- * program header of its own, or is not where the runtime can find it,
+ * plugin made gold create (split_note).  pbitmap-ld, around mold, asks
+ * for the fallback of doc/format.md instead: a region that is one note of
+ * a PT_NOTE holding all notes stays there, with no program header of its
+ * own, and the runtime and elfpatch find it by its owner and type
+ * (keep_in_shared_note).  When the region cannot have a program header
+ * of its own (or that fallback), or is not where the runtime can find it,
  * the output is removed and the link fails with a message saying why:
  * a program that silently lacks its bitmap is worse than no program.
  *
