@@ -133,8 +133,9 @@ struct image
 #define IMAGE_STALE 2
 int image_open (const char *path, int flags, struct image *img);
 /* Points the stale program header of IMG at its note, in IMG->buf, and
-   moves the note's entry and mark fields with it.  */
-void image_resync (struct image *img);
+   moves the note's entry and mark fields with it.  Returns 0 or -1 after
+   a message.  */
+int image_resync (struct image *img);
 /* Whether ELF is a separate debug file (objcopy --only-keep-debug,
    eu-strip -f): its code sections have no contents.  */
 int image_is_debug_file (Elf *elf);

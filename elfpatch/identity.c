@@ -135,7 +135,9 @@ hash_view_of_region (Elf *elf, const unsigned char *contents, int fd,
   v->zero_to = r.offset + r.size;
   GElf_Ehdr ehdr;
   if (rc != REGION_STALE || gelf_getehdr (elf, &ehdr) == NULL
-      || ehdr.e_phentsize > sizeof v->bytes)
+      || ehdr.e_phentsize > sizeof v->bytes
+      || ehdr.e_phentsize < (ehdr.e_ident[EI_CLASS] == ELFCLASS32
+                             ? sizeof (Elf32_Phdr) : sizeof (Elf64_Phdr)))
     return 0;
   v->at = ehdr.e_phoff + r.phdr_index * ehdr.e_phentsize;
   v->len = ehdr.e_phentsize;

@@ -788,18 +788,29 @@ links_move (struct image *img)
       }
 }
 
-void
+int
 image_resync (struct image *img)
 {
   struct region *r = &img->region;
   GElf_Ehdr ehdr;
-  if (!r->stale || gelf_getehdr (img->elf, &ehdr) == NULL)
-    return;
-  region_phdr_encode (img->buf + ehdr.e_phoff
-                      + r->phdr_index * ehdr.e_phentsize,
-                      img->elfclass, img->msb, r);
+  if (gelf_getehdr (img->elf, &ehdr) == NULL)
+    {
+      error (0, 0, "error: %s: %s", img->path, elf_errmsg (-1));
+      return -1;
+    }
+  size_t need = img->elfclass == ELFCLASS32 ? sizeof (Elf32_Phdr)
+                                            : sizeof (Elf64_Phdr);
+  uint64_t at = ehdr.e_phoff + (uint64_t) r->phdr_index * ehdr.e_phentsize;
+  if (ehdr.e_phentsize < need || !inside_file (at, need, img->size))
+    {
+      error (0, 0, "error: %s: program header %zu cannot be rewritten "
+             "(entry size %u)", img->path, r->phdr_index, ehdr.e_phentsize);
+      return -1;
+    }
+  region_phdr_encode (img->buf + at, img->elfclass, img->msb, r);
   links_move (img);
   r->stale = 0;
+  return 0;
 }
 
 /* objcopy --only-keep-debug and eu-strip -f keep every section header but

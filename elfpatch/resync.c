@@ -45,8 +45,7 @@ resync_command (const char *binary)
       goto out;
     }
   uint64_t from = r->phdr_offset;
-  image_resync (&img);
-  if (update_write_back (&img) != 0)
+  if (image_resync (&img) != 0 || update_write_back (&img) != 0)
     goto out;
   printf ("%s: PT_PRESENT_BITMAP re-synced: offset 0x%" PRIx64 " -> 0x%"
           PRIx64 ", vaddr 0x%" PRIx64 "\n", binary, from, r->offset,

@@ -13,7 +13,10 @@
  *             found and valid in the buffer that update_write_back would
  *             write; and --show --traces with that trace;
  *   --record  identity_compute on an open descriptor, as --record
- *             identifies the files a program maps.
+ *             identifies the files a program maps;
+ *   --resync  on a file whose program header is stale: after the
+ *             re-sync the buffer must hold a region found through its
+ *             program header, where the note was, and the same identity.
  *
  * The file lives in a memfd and is named by its /proc/self/fd path, so
  * elfpatch opens, locks and reads it as it would any file, without disk
@@ -121,6 +124,36 @@ fill_and_clear (const uint8_t *data, size_t size)
 }
 
 static void
+resync_stale (void)
+{
+  struct image img;
+  if (image_open (elf_file.path, IMAGE_UPDATE | IMAGE_STALE, &img) == 0
+      && img.region.stale && image_resync (&img) == 0)
+    {
+      /* A fresh libelf handle: the image's may have cached the old
+         program headers.  */
+      Elf *elf = elf_memory ((char *) img.buf, img.size);
+      struct region r;
+      struct identity id;
+      char why[512] = "";
+      if (elf == NULL
+          || region_find (elf, img.buf, -1, img.size, &r, why, sizeof why)
+             != 0
+          || r.offset != img.region.offset || r.size != img.region.size
+          || identity_compute (elf_file.path, elf, img.buf, -1, img.size,
+                               &id) != 0
+          || !identity_equal (&id, &img.id))
+        {
+          fprintf (stderr, "re-sync left no valid region or changed the "
+                   "identity: %s\n", why);
+          abort ();
+        }
+      elf_end (elf);
+    }
+  image_close (&img);
+}
+
+static void
 record_identity (size_t size)
 {
   Elf *elf = elf_begin (elf_file.fd, ELF_C_READ_MMAP, NULL);
@@ -137,6 +170,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   memfile_set (&elf_file, data, size);
   show_command (elf_file.path, NULL, 0);
   fill_and_clear (data, size);
+  resync_stale ();
   record_identity (size);
   return 0;
 }
