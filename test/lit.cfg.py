@@ -75,6 +75,9 @@ for feature, prog in (("gold", "ld.gold"), ("mold", "ld.mold"),
         config.available_features.add(feature)
 if os.geteuid() == 0:
     config.available_features.add("root")
+# The cgroup v1 memory controller, for tests that fill a memory cgroup.
+if os.path.exists("/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+    config.available_features.add("memcg-v1")
 
 # A --enable-sanitizers build: a sanitizer report must fail the test, also
 # under `not`, which only a crash does; leaks are reported too.
