@@ -15,8 +15,9 @@
  *    anonymous reservation that is PROT_NONE everywhere else, with each
  *    segment's protection: any read the runtime makes outside what the
  *    kernel would have mapped is a SIGSEGV that the fuzzer reports;
- *  - the runtime then looks for its ELF header from the region address
- *    the first PT_PRESENT_BITMAP gives (as it does from __pbitmap_region),
+ *  - the runtime then looks for its ELF header from the address of the
+ *    region (as it does from __pbitmap_region): where the file's first
+ *    pbitmap note is mapped, or else where its PT_PRESENT_BITMAP points,
  *    and when it finds one runs the prefetch in every mode, the debug
  *    line, the library mark and the DT_SONAME lookup;
  *  - its system calls that act on address ranges (madvise, mincore) are
@@ -226,28 +227,52 @@ map_object (const uint8_t *data, size_t size)
   return bias;
 }
 
-/* The address the linker would have given __pbitmap_region: that of the
-   first PT_PRESENT_BITMAP, if it is mapped and readable (the symbol is
-   always in a mapped page of the real object).  */
+/* Whether the 16-aligned file offset AT holds a pbitmap note header.  */
+static int
+note_at (const uint8_t *data, size_t size, size_t at)
+{
+  static const uint8_t head[20] = { 8, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,
+                                    'p', 'b', 'i', 't', 'm', 'a', 'p', 0 };
+  return size - at >= sizeof head && memcmp (data + at, head, 4) == 0
+         && memcmp (data + at + 8, head + 8, 12) == 0;
+}
+
+/* The address the linker would have given __pbitmap_region: where the
+   first pbitmap note of the file is mapped, whatever the program headers
+   say of it (they are what the runtime checks), or, in a file without
+   such a note, where the first PT_PRESENT_BITMAP says it is.  Only a
+   mapped, readable address: the symbol always is one in a real object.  */
 static uintptr_t
-region_address (const uint8_t *data, uintptr_t bias)
+region_address (const uint8_t *data, size_t size, uintptr_t bias)
 {
   Elf64_Ehdr eh;
   memcpy (&eh, data, sizeof eh);
-  for (size_t i = 0; i < eh.e_phnum; i++)
+  uintptr_t addr = 0;
+  for (size_t at = 0; at < size && addr == 0; at += 16)
+    {
+      if (!note_at (data, size, at))
+        continue;
+      for (size_t i = 0; i < eh.e_phnum && addr == 0; i++)
+        {
+          Elf64_Phdr ph;
+          memcpy (&ph, data + eh.e_phoff + i * sizeof ph, sizeof ph);
+          if (ph.p_type == PT_LOAD && at >= ph.p_offset
+              && at - ph.p_offset < ph.p_filesz)
+            addr = bias + ph.p_vaddr + (at - ph.p_offset);
+        }
+    }
+  for (size_t i = 0; i < eh.e_phnum && addr == 0; i++)
     {
       Elf64_Phdr ph;
       memcpy (&ph, data + eh.e_phoff + i * sizeof ph, sizeof ph);
-      if (ph.p_type != PT_PRESENT_BITMAP)
-        continue;
-      uintptr_t addr = bias + ph.p_vaddr;
-      if (addr < (uintptr_t) mapped.reserve
-          || addr - (uintptr_t) mapped.reserve >= mapped.reserve_size
-          || !rt_readable (page_down (addr)))
-        return 0;
-      return addr;
+      if (ph.p_type == PT_PRESENT_BITMAP)
+        addr = bias + ph.p_vaddr;
     }
-  return 0;
+  if (addr == 0 || addr < (uintptr_t) mapped.reserve
+      || addr - (uintptr_t) mapped.reserve >= mapped.reserve_size
+      || !rt_readable (page_down (addr)))
+    return 0;
+  return addr;
 }
 
 /* The options of an environment made from the last bytes of the input,
@@ -287,7 +312,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   uintptr_t bias = map_object (data, size);
   if (bias == 0)
     return 0;
-  uintptr_t region = region_address (data, bias);
+  uintptr_t region = region_address (data, size, bias);
   struct image im;
   if (region != 0 && image_find_at (region, &im) == 0)
     {
