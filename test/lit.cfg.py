@@ -80,8 +80,31 @@ if os.path.exists("/sys/fs/cgroup/memory/memory.limit_in_bytes"):
     config.available_features.add("memcg-v1")
 
 # A --enable-sanitizers build: a sanitizer report must fail the test, also
-# under `not`, which only a crash does; leaks are reported too.
+# under `not`, which only a crash does; leaks are reported too.  The
+# plugin is built with ASan, whose runtime must be the first library of
+# the process: the linkers are run through scripts, first on PATH (gcc and
+# clang find ld there), that preload it.  ld's own leaks are not ours.
 if getattr(config, "sanitizers", False):
+    import shutil
+    import subprocess
     config.available_features.add("sanitizers")
     config.environment["ASAN_OPTIONS"] = "abort_on_error=1:detect_leaks=1"
     config.environment["UBSAN_OPTIONS"] = "abort_on_error=1:print_stacktrace=1"
+    asan = subprocess.run([config.cc, "-print-file-name=libasan.so"],
+                          capture_output=True, text=True).stdout.strip()
+    wrap_dir = os.path.join(config.test_exec_root, "asan-ld")
+    os.makedirs(wrap_dir, exist_ok=True)
+    for name in ("ld", "ld.bfd", "ld.gold"):
+        real = shutil.which(name, path=os.environ.get("PATH", ""))
+        if real is None:
+            continue
+        script = os.path.join(wrap_dir, name)
+        with open(script, "w") as f:
+            f.write("#!/bin/sh\nLD_PRELOAD=%s ASAN_OPTIONS=abort_on_error=1:"
+                    "detect_leaks=0 exec %s \"$@\"\n" % (asan, real))
+        os.chmod(script, 0o755)
+    config.environment["PATH"] = os.pathsep.join(
+        [wrap_dir, config.environment["PATH"]])
+    # clang -fuse-ld=bfd looks in binutils' own directory before PATH, but
+    # first in COMPILER_PATH (gcc too).
+    config.environment["COMPILER_PATH"] = wrap_dir
