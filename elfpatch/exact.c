@@ -175,10 +175,22 @@ vdso_syscall (pid_t pid, uint64_t start, uint64_t end)
   return found;
 }
 
+/* Whether PID runs x86-64 code: injecting a 64-bit madvise into a
+   32-bit process would run another call.  */
+static int
+injectable (pid_t pid)
+{
+  struct __ptrace_syscall_info info;
+  return ptrace (PTRACE_GET_SYSCALL_INFO, pid, (void *) sizeof info, &info) > 0
+         && exact_supported (info.arch);
+}
+
 int
 exact_after_exec (pid_t pid, struct injection *inj)
 {
   char name[64];
+  if (!injectable (pid))
+    return 0;
   snprintf (name, sizeof name, "/proc/%d/maps", (int) pid);
   FILE *maps = fopen (name, "re");
   if (maps == NULL)
