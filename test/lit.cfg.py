@@ -78,6 +78,9 @@ if os.geteuid() == 0:
 # The cgroup v1 memory controller, for tests that fill a memory cgroup.
 if os.path.exists("/sys/fs/cgroup/memory/memory.limit_in_bytes"):
     config.available_features.add("memcg-v1")
+# strace, for the tests that list the system calls the runtime makes.
+if shutil.which("strace"):
+    config.available_features.add("strace")
 
 # A --enable-sanitizers build: a sanitizer report must fail the test, also
 # under `not`, which only a crash does; leaks are reported too.  The
