@@ -208,7 +208,8 @@ scan_argument (struct link *l, char *const *argv, int i, bool *skip)
   const char *arg = argv[i];
 
   *skip = false;
-  if (strcmp (arg, "-o") == 0 || strcmp (arg, "--output") == 0)
+  if ((strcmp (arg, "-o") == 0 || strcmp (arg, "--output") == 0)
+      && argv[i + 1] != NULL)
     l->output = argv[i + 1];
   else if (has_prefix (arg, "--output="))
     l->output = arg + 9;
