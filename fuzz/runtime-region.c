@@ -22,7 +22,12 @@
  *    line, the library mark and the DT_SONAME lookup;
  *  - its system calls that act on address ranges (madvise, mincore) are
  *    routed here and checked: every range must lie in the file-backed
- *    pages of the PT_LOADs, which is where the runtime promises to read.
+ *    pages of the PT_LOADs of the headers the runtime found, which is
+ *    where it promises to read.  (Those are the file's own headers, but
+ *    for a file crafted with a second ELF header at the start of the
+ *    region's page, which the runtime takes for its own; advice on
+ *    memory that is not mapped is harmless, and every read it makes is
+ *    still checked by the PROT_NONE pages around the mapping.)
  *
  * The debug line is built but not written.
  */
@@ -62,7 +67,8 @@ const unsigned char __pbitmap_region[PBITMAP_HEADER_SIZE]
 #define MAP_SPAN_MAX (64u << 20)
 #define GUARD (16u * RT_PAGE)
 
-/* The mapped object: the reservation and its file-backed ranges.  */
+/* The mapped object: the reservation, and the file-backed ranges of
+   the PT_LOADs of the headers the runtime found.  */
 static struct
 {
   unsigned char *reserve;
@@ -141,6 +147,26 @@ fuzz_write (int fd, const void *buf, unsigned long len)
   return (long) len;
 }
 
+/* The file-backed pages of the PT_LOADs of IM, as the runtime sees
+   them, become the ranges madvise and mincore may be asked about.  */
+static void
+file_backed_from (const struct image *im)
+{
+  mapped.nfile = 0;
+  for (size_t i = 0; i < im->phnum; i++)
+    {
+      const rt_phdr *ph = image_phdr (im, i);
+      if (ph->p_type != PT_LOAD || ph->p_filesz == 0
+          || (ph->p_vaddr - ph->p_offset) % RT_PAGE != 0
+          || ph->p_filesz > UINT64_MAX - ph->p_offset)
+        continue;
+      mapped.file_start[mapped.nfile] = page_down (im->bias + ph->p_vaddr);
+      mapped.file_end[mapped.nfile]
+        = page_up (im->bias + ph->p_vaddr + ph->p_filesz);
+      mapped.nfile++;
+    }
+}
+
 /* Maps DATA as its PT_LOADs say; returns the load bias, or 0 when the
    kernel would not have loaded the file.  */
 static uintptr_t
@@ -182,7 +208,6 @@ map_object (const uint8_t *data, size_t size)
   if (mapped.reserve == MAP_FAILED)
     abort ();
   uintptr_t bias = (uintptr_t) mapped.reserve + GUARD - lo;
-  mapped.nfile = 0;
 
   /* Every segment writable while copying, in header order as the kernel
      maps them (a later one overlapping an earlier one wins), then each
@@ -206,13 +231,6 @@ map_object (const uint8_t *data, size_t size)
           memset ((void *) (bias + ph[i].p_vaddr + ph[i].p_filesz), 0,
                   (size_t) (page_up (bias + ph[i].p_vaddr + ph[i].p_filesz)
                             - (bias + ph[i].p_vaddr + ph[i].p_filesz)));
-        if (ph[i].p_filesz > 0)
-          {
-            mapped.file_start[mapped.nfile] = start;
-            mapped.file_end[mapped.nfile]
-              = page_up (bias + ph[i].p_vaddr + ph[i].p_filesz);
-            mapped.nfile++;
-          }
       }
   for (size_t i = 0; i < eh.e_phnum; i++)
     if (ph[i].p_type == PT_LOAD)
@@ -322,6 +340,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
         MODE_POPULATE | OPT_NOCHECK | OPT_DEBUG,
         MODE_FULL | OPT_DEBUG,
       };
+      file_backed_from (&im);
       mapped.resident = size > 0 && (data[size - 1] & 1);
       for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
         {
