@@ -118,6 +118,10 @@ typedef Elf64_Dyn rt_dyn;
    max (read_ahead_kb, max_sectors_kb).  */
 #define RT_CALL_BYTES (512u * 1024u)
 
+/* Most of a dynamic section read: its entries end with DT_NULL long
+   before (a few dozen in a large program).  */
+#define RT_DYN_BYTES_MAX 4096u
+
 /* Longest NAME copied into the debug line.  */
 #define RT_NAME_MAX 200u
 
@@ -1063,6 +1067,12 @@ image_dynamic (const struct image *im, size_t *ndyn)
     return NULL;
   if (avail > dyn_ph->p_filesz)
     avail = dyn_ph->p_filesz;
+  if (avail > RT_DYN_BYTES_MAX)
+    avail = RT_DYN_BYTES_MAX;
+  /* The headers may not be the ones the kernel mapped (a crafted file
+     can put a second ELF header where the runtime looks first): ask.  */
+  if (!memory_readable (dyn_addr, avail))
+    return NULL;
   *ndyn = avail / sizeof (rt_dyn);
   return (const rt_dyn *) dyn_addr;
 }
@@ -1099,6 +1109,8 @@ dyn_string (const struct image *im, uint64_t off, size_t *max)
     avail = strsz - off;
   if (*max > avail)
     *max = avail;
+  if (!memory_readable (strtab + off, *max))
+    return NULL;
   return (const char *) (strtab + off);
 }
 
