@@ -22,11 +22,12 @@
  * sets no page, is passed over silently; one whose region is damaged or
  * cannot be read is passed over with a warning under -v.  Otherwise the
  * set pages that lie in a PT_LOAD's file range are taken in ascending
- * file order; pages separated by at most the header's max_gap unneeded
- * pages form one run (reading the gap costs less than one more I/O, see
- * device.c), and each run is advised in calls of at most 512 KiB, since
- * the kernel cuts a longer call to its read-ahead window.  With -v one
- * line per file prefetched goes to standard error:
+ * file order and turned into reads exactly as the runtime does it, by the
+ * chunker of include/pbitmap-plan.h: reads of at most 512 KiB that start
+ * and end at set pages and read through gaps of up to the header's
+ * max_gap pages (reading the gap costs less than one more I/O, see
+ * device.c), here only inside the file range of one PT_LOAD.  With -v
+ * one line per file prefetched goes to standard error:
  *
  *     elfpatch: run: FILE: pages=N runs=R calls=C
  *
@@ -50,9 +51,7 @@
 #include <unistd.h>
 
 #include "elfpatch.h"
-
-/* Largest posix_fadvise call.  */
-#define RUN_CALL_BYTES (512u * 1024u)
+#include "pbitmap-plan.h"
 
 /* Longest dynamic string (a DT_NEEDED name, a path list) read.  */
 #define RUN_STRING_MAX 4096u
@@ -139,42 +138,26 @@ try_candidate (const char *path, void *arg)
 
 /* ---- the prefetch of one file ------------------------------------------ */
 
+/* The chunker's receiver: advises each chunk and counts what the runtime's
+   debug line counts.  */
 struct run_plan
 {
   int fd;
-  uint64_t max_gap;
-  uint64_t start, end;          /* pages of the run being built */
+  uint64_t last_end;            /* page after the last chunk */
   uint64_t pages, runs, calls;
 };
 
 static void
-plan_flush (struct run_plan *p)
+plan_chunk (void *ctx, uint64_t first, uint64_t npages)
 {
-  if (p->end == p->start)
-    return;
-  uint64_t from = p->start * PBITMAP_PAGE_SIZE, to = p->end * PBITMAP_PAGE_SIZE;
-  for (uint64_t at = from; at < to; at += RUN_CALL_BYTES)
-    {
-      uint64_t len = to - at < RUN_CALL_BYTES ? to - at : RUN_CALL_BYTES;
-      posix_fadvise (p->fd, (off_t) at, (off_t) len, POSIX_FADV_WILLNEED);
-      p->calls++;
-    }
-  p->pages += p->end - p->start;
-  p->runs++;
-  p->start = p->end;
-}
-
-static void
-plan_page (struct run_plan *p, uint64_t page)
-{
-  if (p->end != p->start && page - p->end <= p->max_gap)
-    {
-      p->end = page + 1;
-      return;
-    }
-  plan_flush (p);
-  p->start = page;
-  p->end = page + 1;
+  struct run_plan *p = ctx;
+  posix_fadvise (p->fd, (off_t) (first * PBITMAP_PAGE_SIZE),
+                 (off_t) (npages * PBITMAP_PAGE_SIZE), POSIX_FADV_WILLNEED);
+  if (p->calls == 0 || first != p->last_end)
+    p->runs++;
+  p->calls++;
+  p->pages += npages;
+  p->last_end = first + npages;
 }
 
 /* The file pages of ELF's PT_LOADs, sorted and merged, into *OUT.
@@ -261,19 +244,27 @@ prefetch_file (const char *path, int fd, Elf *elf, uint64_t file_size)
       goto out;
     }
 
-  struct run_plan p = { .fd = fd, .max_gap = r.hdr.max_gap };
+  struct run_plan p = { .fd = fd };
+  struct pbitmap_chunker chunker;
+  pbitmap_chunker_init (&chunker, r.hdr.max_gap, plan_chunk, &p);
   for (long i = 0; i < n_loads; i++)
     {
       uint64_t last = loads[i].last < r.hdr.capacity
                       ? loads[i].last : r.hdr.capacity - 1;
+      /* Gaps are read through only inside the file range of a PT_LOAD:
+         pages outside every PT_LOAD are never needed.  */
+      int in_load = 0;
       for (uint64_t page = loads[i].first; page <= last && page < r.hdr.capacity;
            page++)
         if ((page & 7) == 0 && bits[page >> 3] == 0 && last - page >= 7)
           page += 7;            /* a byte without a set page */
         else if (pbitmap_test (bits, page))
-          plan_page (&p, page);
+          {
+            pbitmap_chunker_add (&chunker, page, 1, in_load);
+            in_load = 1;
+          }
     }
-  plan_flush (&p);
+  pbitmap_chunker_flush (&chunker);
   if (p.runs > 0 && elfpatch_verbose > 0)
     fprintf (stderr, "%s: run: %s: pages=%" PRIu64 " runs=%" PRIu64
              " calls=%" PRIu64 "\n", program_invocation_name, path, p.pages,

@@ -116,7 +116,7 @@ static long
 fuzz_madvise (unsigned long addr, unsigned long len, int advice)
 {
   (void) advice;
-  if (len == 0 || len > RT_CALL_BYTES || addr % RT_PAGE != 0
+  if (len == 0 || len > PBITMAP_CHUNK_PAGES * RT_PAGE || addr % RT_PAGE != 0
       || !file_backed (addr, len))
     {
       fprintf (stderr, "runtime advised [0x%lx, +0x%lx) outside the "

@@ -45,23 +45,24 @@
  *     each, the bits of the file pages it maps are scanned a 64-bit word at
  *     a time, skipping zero words, taking runs of set bits whole.  A set
  *     page already mapped by an earlier PT_LOAD is skipped, so every file
- *     page is planned once.  Pages adjacent in memory join one run, and
- *     runs up to max_gap pages apart are joined too when the memory
- *     between them is mapped from the file (reading through a small gap
- *     costs less than another I/O).  Mode full ignores the bits (it still
- *     needs a valid region) and plans every page of every PT_LOAD's file
- *     range.
+ *     page is planned once.  The runs go to the chunker of
+ *     include/pbitmap-plan.h, which elfpatch --run shares: reads of at
+ *     most 512 KiB that start and end at set pages, reading through gaps
+ *     of up to max_gap pages (reading a small gap costs less than another
+ *     I/O), here only where the memory between is mapped from the file.
+ *     Mode full ignores the bits (it still needs a valid region) and plans
+ *     every page of every PT_LOAD's file range.
  *
  *  5. Residency sample.  Unless "-nocheck", the plan is first only
  *     counted, keeping up to 16 of its pages evenly spread over it; if
  *     mincore says all of them are resident, nothing is issued ("cached"):
  *     a warm start costs one scan of the bits and 16 mincore calls.
  *
- *  6. Issue.  Each run goes to madvise in calls of at most 512 KiB,
- *     because the kernel silently cuts one long call to its read-ahead
- *     window: MADV_WILLNEED, or MADV_POPULATE_READ in mode populate (then
- *     WILLNEED if the kernel does not know it).  The debug line counts the
- *     pages planned (gaps included), the runs and the calls.
+ *  6. Issue.  Each chunk is one madvise call: MADV_WILLNEED, or
+ *     MADV_POPULATE_READ in mode populate (then WILLNEED if the kernel
+ *     does not know it).  The debug line counts the pages planned (gaps
+ *     included), the runs (chunks that do not follow the one before) and
+ *     the calls.
  *
  *  7. Libraries.  In glibc the dynamic linker runs the executable's
  *     .preinit_array before the initializers of the libraries it loaded
@@ -100,6 +101,7 @@
 #include <elf.h>
 
 #include "pbitmap-format.h"
+#include "pbitmap-plan.h"
 #include "prefetch.h"
 #include "sys.h"
 
@@ -114,9 +116,6 @@ typedef Elf64_Dyn rt_dyn;
 #define RT_FIRST_PAGE_BYTES 4096u
 #define RT_PHNUM_MAX (RT_FIRST_PAGE_BYTES / sizeof (rt_phdr))
 
-/* Largest madvise call: one call over a longer range is silently cut to
-   max (read_ahead_kb, max_sectors_kb).  */
-#define RT_CALL_BYTES (512u * 1024u)
 
 /* Most of a dynamic section read: its entries end with DT_NULL long
    before (a few dozen in a large program).  */
@@ -565,14 +564,15 @@ struct counts
 
 /* A plan is built twice with the same steps: first only counted and
    sampled (ADVICE 0), then, unless the sample says the pages are all
-   resident, issued with ADVICE.  START and END bound the run being built,
-   SEG is the segment of its last page.  */
+   resident, issued with ADVICE.  The chunker (pbitmap-plan.h) turns the
+   runs of set pages, in page numbers of the address space, into reads;
+   SEG is the segment of the last page added, LAST_END the page after the
+   last chunk, so that a chunk not following it counts as a new run.  */
 struct plan
 {
-  uintptr_t start;
-  uintptr_t end;
+  struct pbitmap_chunker chunker;
+  uint64_t last_end;
   size_t seg;
-  uint64_t max_gap;
   const struct segment *segs;
   int advice;
   struct counts n;
@@ -584,13 +584,15 @@ struct plan
   uint64_t stride;
 };
 
+static void plan_chunk (void *ctx, uint64_t first, uint64_t npages);
+
 static void
 plan_init (struct plan *p, const struct segment *segs, uint64_t max_gap,
            int advice)
 {
-  p->start = p->end = 0;
+  pbitmap_chunker_init (&p->chunker, max_gap, plan_chunk, p);
+  p->last_end = 0;
   p->seg = 0;
-  p->max_gap = max_gap;
   p->segs = segs;
   p->advice = advice;
   p->n.pages = p->n.runs = p->n.calls = 0;
@@ -598,10 +600,10 @@ plan_init (struct plan *p, const struct segment *segs, uint64_t max_gap,
   p->stride = 1;
 }
 
-/* Samples the pages of the run [P->start, P->end), whose first page is
-   planned page number FIRST.  */
+/* Samples the NPAGES pages at ADDR, whose first page is planned page
+   number FIRST.  */
 static void
-plan_sample (struct plan *p, uint64_t first, uint64_t npages)
+plan_sample (struct plan *p, uintptr_t addr, uint64_t first, uint64_t npages)
 {
   uint64_t idx = (first + p->stride - 1) / p->stride * p->stride;
   while (idx < first + npages)
@@ -618,46 +620,33 @@ plan_sample (struct plan *p, uint64_t first, uint64_t npages)
               continue;
             }
         }
-      p->sample[p->nsample++] = p->start + (idx - first) * RT_PAGE;
+      p->sample[p->nsample++] = addr + (idx - first) * RT_PAGE;
       idx += p->stride;
     }
 }
 
-/* madvise the run in calls of at most RT_CALL_BYTES.  A kernel without
-   MADV_POPULATE_READ (before 5.14) says EINVAL: then WILLNEED it is.  */
+/* One chunk of the plan: madvise it, or count and sample it.  A kernel
+   without MADV_POPULATE_READ (before 5.14) says EINVAL: then WILLNEED it
+   is.  */
 static void
-run_issue (struct plan *p)
+plan_chunk (void *ctx, uint64_t first, uint64_t npages)
 {
-  for (uintptr_t a = p->start; a < p->end;)
+  struct plan *p = ctx;
+  uintptr_t addr = (uintptr_t) first * RT_PAGE;
+  uintptr_t len = (uintptr_t) npages * RT_PAGE;
+  if (p->advice == 0)
+    plan_sample (p, addr, p->n.pages, npages);
+  else if (rt_madvise (addr, len, p->advice) == -RT_EINVAL
+           && p->advice == RT_MADV_POPULATE_READ)
     {
-      uintptr_t len = p->end - a < RT_CALL_BYTES ? p->end - a : RT_CALL_BYTES;
-      if (rt_madvise (a, len, p->advice) == -RT_EINVAL
-          && p->advice == RT_MADV_POPULATE_READ)
-        {
-          p->advice = RT_MADV_WILLNEED;
-          rt_madvise (a, len, p->advice);
-        }
-      p->n.calls++;
-      a += len;
+      p->advice = RT_MADV_WILLNEED;
+      rt_madvise (addr, len, p->advice);
     }
-}
-
-static void
-run_flush (struct plan *p)
-{
-  if (p->end == p->start)
-    return;
-  uint64_t npages = (p->end - p->start) / RT_PAGE;
-  if (p->advice != 0)
-    run_issue (p);
-  else
-    {
-      plan_sample (p, p->n.pages, npages);
-      p->n.calls += (p->end - p->start + RT_CALL_BYTES - 1) / RT_CALL_BYTES;
-    }
+  if (p->n.calls == 0 || first != p->last_end)
+    p->n.runs++;
+  p->n.calls++;
   p->n.pages += npages;
-  p->n.runs++;
-  p->start = p->end = 0;
+  p->last_end = first + npages;
 }
 
 /* Whether the memory between segments FROM and TO (sorted indices) is
@@ -678,20 +667,8 @@ segments_adjacent (const struct segment *segs, size_t from, size_t to)
 static void
 plan_add (struct plan *p, uintptr_t addr, uint64_t npages, size_t seg)
 {
-  if (p->end != p->start)
-    {
-      if (addr == p->end
-          || (addr > p->end && (addr - p->end) / RT_PAGE <= p->max_gap
-              && segments_adjacent (p->segs, p->seg, seg)))
-        {
-          p->end = addr + npages * RT_PAGE;
-          p->seg = seg;
-          return;
-        }
-      run_flush (p);
-    }
-  p->start = addr;
-  p->end = addr + npages * RT_PAGE;
+  int gap_readable = segments_adjacent (p->segs, p->seg, seg);
+  pbitmap_chunker_add (&p->chunker, addr / RT_PAGE, npages, gap_readable);
   p->seg = seg;
 }
 
@@ -834,7 +811,7 @@ plan_build (struct plan *p, const struct pbitmap_header *h, size_t nsegs,
                                                     : h->capacity - 1;
         scan_segment (bits, nbytes, p, k, segs[k].first, last);
       }
-  run_flush (p);
+  pbitmap_chunker_flush (&p->chunker);
 }
 
 /* Whether every sampled page is resident, by mincore on its address.  No
