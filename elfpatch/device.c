@@ -28,18 +28,23 @@
  * block device in /sys/dev/block/MAJ:MIN (a file system without one, such
  * as btrfs, is looked up in /proc/self/mountinfo to find its source
  * device).  A partition is replaced by its whole disk; a device-mapper or
- * md device by its members (slaves/), the slowest of them counting; a
- * loop device by the device of its backing file.  The disk's
- * queue/rotational says hdd; otherwise a name starting with "nvme" says
- * nvme; anything else, and anything that cannot be found (tmpfs, NFS,
- * overlay), is an ssd.  (Here DEVICE_AUTO stands for "not found".)
+ * md device by its members (slaves/), the slowest of them counting (of
+ * equally slow ones, the first by name, so that readdir's order does not
+ * matter); a loop device by the device of its backing file, or, when
+ * that cannot be found (the file was deleted, it is out of this mount
+ * namespace's sight, it is on no block device), by the loop device's own
+ * flags, which the kernel sets from the backing file's device.  The
+ * disk's queue/rotational says hdd; otherwise a name starting with "nvme"
+ * says nvme; anything else, and anything that cannot be found (tmpfs,
+ * NFS, overlay), is an ssd.  (Here DEVICE_AUTO stands for "not found".)
  *
  * auto is not the default.  Its answer depends on the machine that fills,
  * which is often not the machine that runs the program (a package build),
  * and a virtual disk commonly says it is rotational whatever backs it.
  * A fill without --device or --max-gap writes 0, no merging, so that the
  * same traces and options give the same bytes everywhere; -v says which
- * gap was chosen and why.
+ * gap was chosen and why, auto's with the devices it followed, from the
+ * file's to the disk that decided ("dm-0 > loop1p1 > loop1 > vda").
  */
 
 #include <dirent.h>
@@ -76,6 +81,9 @@ static const struct device_profile profiles[] =
    followed this deep at most.  */
 #define DEVICE_DEPTH_MAX 8
 
+/* The longest chain of device names -v shows; a longer one is cut.  */
+#define DEVICE_CHAIN_MAX 160
+
 int
 device_parse (const char *name, enum device_kind *kind)
 {
@@ -110,61 +118,108 @@ read_sysfs (const char *dir, const char *name, char *buf, size_t size)
   return rc;
 }
 
-static enum device_kind classify_dev (dev_t dev, int depth, char *disk,
-                                      size_t disksize);
-
-/* The kind of the block device whose sysfs directory is DIR, or
-   DEVICE_AUTO when it cannot be told.  DISK receives the name of the disk
-   that decided.  */
-static enum device_kind
-classify_sysfs (const char *dir, int depth, char *disk, size_t disksize)
+/* Append " > NAME" to CHAIN (or NAME, when CHAIN is empty), cut to SIZE.  */
+static void
+chain_append (char *chain, size_t size, const char *name)
 {
-  char real[PATH_MAX], buf[PATH_MAX];
-  disk[0] = '\0';
-  if (depth > DEVICE_DEPTH_MAX || realpath (dir, real) == NULL)
-    return DEVICE_AUTO;
-  if (read_sysfs (real, "partition", buf, sizeof buf) == 0)
-    *strrchr (real, '/') = '\0';        /* the whole disk */
+  size_t len = strlen (chain);
+  if (len + 1 < size)
+    snprintf (chain + len, size - len, "%s%s", len > 0 ? " > " : "", name);
+}
 
-  /* A loop device: the device of its backing file.  */
-  struct stat st;
-  if (read_sysfs (real, "loop/backing_file", buf, sizeof buf) == 0)
-    return stat (buf, &st) == 0
-           ? classify_dev (st.st_dev, depth + 1, disk, disksize) : DEVICE_AUTO;
-
-  /* Device-mapper, md: the slowest member.  */
-  char slaves_dir[PATH_MAX + 16];
-  snprintf (slaves_dir, sizeof slaves_dir, "%s/slaves", real);
-  DIR *slaves = opendir (slaves_dir);
-  enum device_kind slowest = DEVICE_AUTO;
-  if (slaves != NULL)
-    {
-      struct dirent *e;
-      char member[NAME_MAX + 32], member_disk[NAME_MAX + 1];
-      while ((e = readdir (slaves)) != NULL)
-        {
-          if (e->d_name[0] == '.')
-            continue;
-          snprintf (member, sizeof member, "/sys/class/block/%s", e->d_name);
-          enum device_kind k = classify_sysfs (member, depth + 1, member_disk,
-                                               sizeof member_disk);
-          if (k > slowest || (k == slowest && k != DEVICE_AUTO
-                              && strcmp (member_disk, disk) < 0))
-            {
-              slowest = k;
-              snprintf (disk, disksize, "%s", member_disk);
-            }
-        }
-      closedir (slaves);
-      if (slowest != DEVICE_AUTO)
-        return slowest;
-    }
-
-  snprintf (disk, disksize, "%s", strrchr (real, '/') + 1);
-  if (read_sysfs (real, "queue/rotational", buf, sizeof buf) == 0
+/* A disk that is not stacked on another: its own flags and name.  */
+static enum device_kind
+classify_disk (const char *dir)
+{
+  char buf[16];
+  if (read_sysfs (dir, "queue/rotational", buf, sizeof buf) == 0
       && strcmp (buf, "1") == 0)
     return DEVICE_HDD;
-  return strncmp (disk, "nvme", 4) == 0 ? DEVICE_NVME : DEVICE_SSD;
+  return strncmp (strrchr (dir, '/') + 1, "nvme", 4) == 0
+         ? DEVICE_NVME : DEVICE_SSD;
+}
+
+static enum device_kind classify_dev (dev_t dev, int depth, char *chain,
+                                      size_t chainsize);
+static enum device_kind classify_sysfs (const char *dir, int depth,
+                                        char *chain, size_t chainsize);
+
+/* The slowest member of the stacked device whose sysfs directory is DIR,
+   or DEVICE_AUTO when it has none that can be told.  Of equally slow
+   members the one whose chain sorts first counts, whatever order readdir
+   gives; CHAIN receives its chain.  */
+static enum device_kind
+classify_slaves (const char *dir, int depth, char *chain, size_t chainsize)
+{
+  char slaves_dir[PATH_MAX + 16];
+  snprintf (slaves_dir, sizeof slaves_dir, "%s/slaves", dir);
+  DIR *slaves = opendir (slaves_dir);
+  enum device_kind slowest = DEVICE_AUTO;
+  chain[0] = '\0';
+  if (slaves == NULL)
+    return DEVICE_AUTO;
+  struct dirent *e;
+  while ((e = readdir (slaves)) != NULL)
+    {
+      char member[NAME_MAX + 32], member_chain[DEVICE_CHAIN_MAX];
+      if (e->d_name[0] == '.')
+        continue;
+      snprintf (member, sizeof member, "/sys/class/block/%s", e->d_name);
+      enum device_kind k = classify_sysfs (member, depth + 1, member_chain,
+                                           sizeof member_chain);
+      if (k > slowest || (k == slowest && k != DEVICE_AUTO
+                          && strcmp (member_chain, chain) < 0))
+        {
+          slowest = k;
+          snprintf (chain, chainsize, "%s", member_chain);
+        }
+    }
+  closedir (slaves);
+  return slowest;
+}
+
+/* The kind of the block device whose sysfs directory is DIR, or
+   DEVICE_AUTO when it cannot be told.  CHAIN receives the devices
+   followed, from DIR's to the disk that decided ("loop0p1 > loop0 >
+   vda").  */
+static enum device_kind
+classify_sysfs (const char *dir, int depth, char *chain, size_t chainsize)
+{
+  char real[PATH_MAX], buf[PATH_MAX], below[DEVICE_CHAIN_MAX];
+  enum device_kind kind = DEVICE_AUTO;
+  struct stat st;
+  chain[0] = '\0';
+  if (depth > DEVICE_DEPTH_MAX || realpath (dir, real) == NULL)
+    return DEVICE_AUTO;
+  chain_append (chain, chainsize, strrchr (real, '/') + 1);
+  if (read_sysfs (real, "partition", buf, sizeof buf) == 0)
+    {
+      *strrchr (real, '/') = '\0';      /* the whole disk */
+      chain_append (chain, chainsize, strrchr (real, '/') + 1);
+    }
+
+  /* A loop device: the device of its backing file.  When that cannot be
+     found (the file was deleted, is out of this mount namespace's sight,
+     or is on no block device), the loop device's own flags, which the
+     kernel sets from the backing file's device.  */
+  if (read_sysfs (real, "loop/backing_file", buf, sizeof buf) == 0)
+    {
+      if (stat (buf, &st) == 0)
+        kind = classify_dev (st.st_dev, depth + 1, below, sizeof below);
+      if (kind == DEVICE_AUTO)
+        return classify_disk (real);
+      chain_append (chain, chainsize, below);
+      return kind;
+    }
+
+  /* Device-mapper, md: the slowest member.  */
+  kind = classify_slaves (real, depth, below, sizeof below);
+  if (kind != DEVICE_AUTO)
+    {
+      chain_append (chain, chainsize, below);
+      return kind;
+    }
+  return classify_disk (real);
 }
 
 /* The source device of the file system mounted as DEV, from
@@ -199,7 +254,7 @@ mount_source (dev_t dev, dev_t *source)
 }
 
 static enum device_kind
-classify_dev (dev_t dev, int depth, char *disk, size_t disksize)
+classify_dev (dev_t dev, int depth, char *chain, size_t chainsize)
 {
   char dir[64];
   struct stat st;
@@ -212,7 +267,7 @@ classify_dev (dev_t dev, int depth, char *disk, size_t disksize)
       snprintf (dir, sizeof dir, "/sys/dev/block/%u:%u", major (source),
                 minor (source));
     }
-  return classify_sysfs (dir, depth, disk, disksize);
+  return classify_sysfs (dir, depth, chain, chainsize);
 }
 
 uint32_t
@@ -225,7 +280,7 @@ device_choose_gap (const struct gap_choice *c, dev_t dev, char *why,
       return c->max_gap;
     }
   enum device_kind kind = c->device;
-  char disk[NAME_MAX + 1] = "";
+  char chain[DEVICE_CHAIN_MAX] = "";
   int len = 0;
   if (kind == DEVICE_NONE)
     {
@@ -234,7 +289,7 @@ device_choose_gap (const struct gap_choice *c, dev_t dev, char *why,
     }
   if (kind == DEVICE_AUTO)
     {
-      kind = classify_dev (dev, 0, disk, sizeof disk);
+      kind = classify_dev (dev, 0, chain, sizeof chain);
       if (kind == DEVICE_AUTO)
         {
           kind = DEVICE_SSD;
@@ -242,7 +297,7 @@ device_choose_gap (const struct gap_choice *c, dev_t dev, char *why,
                           "found, ");
         }
       else
-        len = snprintf (why, whysize, "--device=auto: %s, ", disk);
+        len = snprintf (why, whysize, "--device=auto: %s, ", chain);
     }
   else
     len = snprintf (why, whysize, "--device=");

@@ -77,6 +77,26 @@ for feature, prog in (("gold", "ld.gold"), ("mold", "ld.mold"),
         config.available_features.add(feature)
 if os.geteuid() == 0:
     config.available_features.add("root")
+# Scratch block devices for the --device=auto tests (root): loopdev when
+# a loop device can be attached and ext4 made, loop-partitions when sfdisk
+# and partx can partition one, device-mapper when dmsetup reaches the
+# kernel's driver.
+if os.geteuid() == 0 and shutil.which("losetup") and shutil.which("mkfs.ext4"):
+    import subprocess
+    import tempfile
+    with tempfile.NamedTemporaryFile() as img:
+        img.truncate(1 << 20)
+        r = subprocess.run(["losetup", "-f", "--show", img.name],
+                           capture_output=True, text=True)
+        if r.returncode == 0:
+            subprocess.run(["losetup", "-d", r.stdout.strip()])
+            config.available_features.add("loopdev")
+    if "loopdev" in config.available_features:
+        if shutil.which("sfdisk") and shutil.which("partx"):
+            config.available_features.add("loop-partitions")
+        if shutil.which("dmsetup") and subprocess.run(
+                ["dmsetup", "version"], capture_output=True).returncode == 0:
+            config.available_features.add("device-mapper")
 # The cgroup v1 memory controller, for tests that fill a memory cgroup.
 if os.path.exists("/sys/fs/cgroup/memory/memory.limit_in_bytes"):
     config.available_features.add("memcg-v1")
