@@ -25,9 +25,10 @@
  * 100 MB/s: ~120 pages).
  *
  * --device=auto finds the device a file lives on: stat's st_dev names a
- * block device in /sys/dev/block/MAJ:MIN (a file system without one, such
- * as btrfs, is looked up in /proc/self/mountinfo to find its source
- * device).  A partition is replaced by its whole disk; a device-mapper or
+ * block device in /sys/dev/block/MAJ:MIN.  A file system without one,
+ * such as btrfs, whose st_dev is an anonymous number per subvolume, is
+ * found in /proc/self/mountinfo by the file's mount ID (from
+ * /proc/self/fdinfo), and its source device taken.  A partition is replaced by its whole disk; a device-mapper or
  * md device by its members (slaves/), the slowest of them counting (of
  * equally slow ones, the first by name, so that readdir's order does not
  * matter); a loop device by the device of its backing file, or, when
@@ -49,6 +50,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -56,6 +58,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "elfpatch.h"
 
@@ -139,8 +142,8 @@ classify_disk (const char *dir)
          ? DEVICE_NVME : DEVICE_SSD;
 }
 
-static enum device_kind classify_dev (dev_t dev, int depth, char *chain,
-                                      size_t chainsize);
+static enum device_kind classify_file (int fd, int depth, char *chain,
+                                       size_t chainsize);
 static enum device_kind classify_sysfs (const char *dir, int depth,
                                         char *chain, size_t chainsize);
 
@@ -187,7 +190,6 @@ classify_sysfs (const char *dir, int depth, char *chain, size_t chainsize)
 {
   char real[PATH_MAX], buf[PATH_MAX], below[DEVICE_CHAIN_MAX];
   enum device_kind kind = DEVICE_AUTO;
-  struct stat st;
   chain[0] = '\0';
   if (depth > DEVICE_DEPTH_MAX || realpath (dir, real) == NULL)
     return DEVICE_AUTO;
@@ -204,8 +206,12 @@ classify_sysfs (const char *dir, int depth, char *chain, size_t chainsize)
      kernel sets from the backing file's device.  */
   if (read_sysfs (real, "loop/backing_file", buf, sizeof buf) == 0)
     {
-      if (stat (buf, &st) == 0)
-        kind = classify_dev (st.st_dev, depth + 1, below, sizeof below);
+      int backing = open (buf, O_PATH | O_CLOEXEC);
+      if (backing >= 0)
+        {
+          kind = classify_file (backing, depth + 1, below, sizeof below);
+          close (backing);
+        }
       if (kind == DEVICE_AUTO)
         return classify_disk (real);
       chain_append (chain, chainsize, below);
@@ -222,12 +228,34 @@ classify_sysfs (const char *dir, int depth, char *chain, size_t chainsize)
   return classify_disk (real);
 }
 
-/* The source device of the file system mounted as DEV, from
-   /proc/self/mountinfo: "ID PARENT MAJ:MIN ROOT POINT OPTS... - TYPE
-   SOURCE SUPEROPTS".  */
-static int
-mount_source (dev_t dev, dev_t *source)
+/* The mount ID of the file open on FD, from the "mnt_id:" line of
+   /proc/self/fdinfo/FD, or -1.  */
+static long long
+mount_id (int fd)
 {
+  char path[64], line[256];
+  long long id = -1;
+  snprintf (path, sizeof path, "/proc/self/fdinfo/%d", fd);
+  FILE *f = fopen (path, "re");
+  if (f == NULL)
+    return -1;
+  while (id < 0 && fgets (line, sizeof line, f) != NULL)
+    if (sscanf (line, "mnt_id: %lld", &id) != 1)
+      id = -1;
+  fclose (f);
+  return id;
+}
+
+/* The source device of the mount the file open on FD (on device DEV) is
+   on, from /proc/self/mountinfo: "ID PARENT MAJ:MIN ROOT POINT OPTS... -
+   TYPE SOURCE SUPEROPTS".  The mount is found by its ID: MAJ:MIN need not
+   be the file's st_dev (btrfs gives each subvolume an anonymous device
+   number of its own, and the mount another one).  Without an ID, DEV is
+   matched against MAJ:MIN.  */
+static int
+mount_source (int fd, dev_t dev, dev_t *source)
+{
+  long long want = mount_id (fd);
   FILE *f = fopen ("/proc/self/mountinfo", "re");
   if (f == NULL)
     return -1;
@@ -238,10 +266,13 @@ mount_source (dev_t dev, dev_t *source)
     {
       char *sep = strstr (line, " - ");
       char src[PATH_MAX];
+      long long id;
       unsigned maj, min;
       struct stat st;
-      if (sscanf (line, "%*u %*u %u:%u", &maj, &min) != 2
-          || maj != major (dev) || min != minor (dev) || sep == NULL
+      if (sscanf (line, "%lld %*u %u:%u", &id, &maj, &min) != 3
+          || (want >= 0 ? id != want
+                        : maj != major (dev) || min != minor (dev))
+          || sep == NULL
           || sscanf (sep, " - %*s %4095s", src) != 1 || src[0] != '/'
           || stat (src, &st) != 0 || !S_ISBLK (st.st_mode))
         continue;
@@ -253,16 +284,21 @@ mount_source (dev_t dev, dev_t *source)
   return rc;
 }
 
+/* The kind of the device the file open on FD is on.  */
 static enum device_kind
-classify_dev (dev_t dev, int depth, char *chain, size_t chainsize)
+classify_file (int fd, int depth, char *chain, size_t chainsize)
 {
   char dir[64];
   struct stat st;
+  chain[0] = '\0';
+  if (fstat (fd, &st) != 0)
+    return DEVICE_AUTO;
+  dev_t dev = st.st_dev;
   snprintf (dir, sizeof dir, "/sys/dev/block/%u:%u", major (dev), minor (dev));
   if (stat (dir, &st) != 0)
     {
       dev_t source;
-      if (mount_source (dev, &source) != 0 || source == dev)
+      if (mount_source (fd, dev, &source) != 0 || source == dev)
         return DEVICE_AUTO;
       snprintf (dir, sizeof dir, "/sys/dev/block/%u:%u", major (source),
                 minor (source));
@@ -271,7 +307,7 @@ classify_dev (dev_t dev, int depth, char *chain, size_t chainsize)
 }
 
 uint32_t
-device_choose_gap (const struct gap_choice *c, dev_t dev, char *why,
+device_choose_gap (const struct gap_choice *c, int fd, char *why,
                    size_t whysize)
 {
   if (c->explicit_gap)
@@ -289,7 +325,7 @@ device_choose_gap (const struct gap_choice *c, dev_t dev, char *why,
     }
   if (kind == DEVICE_AUTO)
     {
-      kind = classify_dev (dev, 0, chain, sizeof chain);
+      kind = classify_file (fd, 0, chain, sizeof chain);
       if (kind == DEVICE_AUTO)
         {
           kind = DEVICE_SSD;

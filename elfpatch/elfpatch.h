@@ -210,8 +210,8 @@ struct gap_choice
 int device_parse (const char *name, enum device_kind *kind);
 /* The gap of a profile (not DEVICE_NONE or DEVICE_AUTO).  */
 uint32_t device_max_gap (enum device_kind kind);
-/* The gap C asks for a file on device DEV; WHY says how it was chosen.  */
-uint32_t device_choose_gap (const struct gap_choice *c, dev_t dev,
+/* The gap C asks for the file open on FD; WHY says how it was chosen.  */
+uint32_t device_choose_gap (const struct gap_choice *c, int fd,
                             char *why, size_t whysize);
 
 /* What finding a library needs to know of the object that needs it and

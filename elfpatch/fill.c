@@ -330,7 +330,7 @@ fill_image (struct image *img, char **traces, size_t n_traces,
     {
       char why[256];
       flags = img->region.hdr.flags | PBITMAP_F_FILLED;
-      max_gap = device_choose_gap (gap, img->st.st_dev, why, sizeof why);
+      max_gap = device_choose_gap (gap, img->fd, why, sizeof why);
       elfpatch_note ("%s: max gap %" PRIu32 " pages (%s)", img->path, max_gap,
                      why);
     }

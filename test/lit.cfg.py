@@ -79,8 +79,8 @@ if os.geteuid() == 0:
     config.available_features.add("root")
 # Scratch block devices for the --device=auto tests (root): loopdev when
 # a loop device can be attached and ext4 made, loop-partitions when sfdisk
-# and partx can partition one, device-mapper when dmsetup reaches the
-# kernel's driver.
+# and partx can partition one, btrfs when mkfs.btrfs and the kernel's
+# btrfs are there, device-mapper when dmsetup reaches the kernel's driver.
 if os.geteuid() == 0 and shutil.which("losetup") and shutil.which("mkfs.ext4"):
     import subprocess
     import tempfile
@@ -94,6 +94,9 @@ if os.geteuid() == 0 and shutil.which("losetup") and shutil.which("mkfs.ext4"):
     if "loopdev" in config.available_features:
         if shutil.which("sfdisk") and shutil.which("partx"):
             config.available_features.add("loop-partitions")
+        if shutil.which("mkfs.btrfs") and " btrfs\n" in open(
+                "/proc/filesystems").read().replace("\t", " "):
+            config.available_features.add("btrfs")
         if shutil.which("dmsetup") and subprocess.run(
                 ["dmsetup", "version"], capture_output=True).returncode == 0:
             config.available_features.add("device-mapper")

@@ -1,6 +1,7 @@
 #!/bin/sh
-# scratch-fs.sh KIND DIR CMD [ARG...]: run CMD with an ext4 file system
-# mounted on DIR/mnt that lives on a block device stack made for it, and
+# scratch-fs.sh KIND DIR CMD [ARG...]: run CMD with a file system (ext4,
+# or btrfs when FSTYPE=btrfs is in the environment) mounted on DIR/mnt
+# that lives on a block device stack made for it, and
 # take the stack down again afterwards, whatever CMD or a step here does.
 #
 # The --device=auto tests need real loop, partition and device-mapper
@@ -8,12 +9,12 @@
 # or a loop device behind, and lit stops a test at its first failing RUN
 # line.  So one RUN line runs this script, which builds the stack, runs
 # CMD, and tears the stack down from an EXIT trap.  The image is DIR/img,
-# a sparse 32 MiB file.  KIND is
+# a sparse file of 128 MiB (btrfs' least).  KIND is
 #
-#   loop  ext4 on a loop device over DIR/img
-#   part  ext4 on the first partition of a partitioned loop device
-#         (losetup -P) over DIR/img
-#   dm    ext4 on a device-mapper linear target over a loop device over
+#   loop  the file system on a loop device over DIR/img
+#   part  on the first partition of a partitioned loop device (losetup -P)
+#         over DIR/img
+#   dm    on a device-mapper linear target over a loop device over
 #         DIR/img
 #
 # CMD sees MNT (the mount point) and LOOP, PART, DM (the sysfs names of the
@@ -53,7 +54,7 @@ fail ()
   exit 1
 }
 
-mkdir -p "$MNT" && rm -f "$dir/img" && truncate -s 32M "$dir/img" ||
+mkdir -p "$MNT" && rm -f "$dir/img" && truncate -s 128M "$dir/img" ||
   fail "cannot make $dir/img"
 case $kind in
   loop|dm)
@@ -86,7 +87,11 @@ if [ "$kind" = dm ]; then
     fail "dmsetup info failed"
   fs_dev=/dev/$DM
 fi
-mkfs.ext4 -q -F "$fs_dev" >/dev/null 2>&1 || fail "mkfs.ext4 $fs_dev failed"
+case ${FSTYPE:-ext4} in
+  ext4) mkfs.ext4 -q -F "$fs_dev" ;;
+  btrfs) mkfs.btrfs -q -f "$fs_dev" ;;
+  *) false ;;
+esac >/dev/null 2>&1 || fail "mkfs.${FSTYPE:-ext4} $fs_dev failed"
 mount "$fs_dev" "$MNT" || fail "mount $fs_dev failed"
 printf 'LOOP=%s\nPART=%s\nDM=%s\n' "$LOOP" "$PART" "$DM" > "$dir/devices"
 export MNT LOOP PART DM
