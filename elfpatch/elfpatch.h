@@ -279,7 +279,13 @@ struct record_options
 {
   int exact;                    /* evict and suppress read-around (exact.c) */
   int follow;                   /* also forked children and exec'd programs */
+  int no_seccomp;               /* stop at every system call (no filter) */
 };
+
+/* In the child about to exec PROG (seccomp.c): installs the filter that
+   makes only the system calls a recording with OPT acts on stop it.
+   Returns 0, or an errno value when no filter could be installed.  */
+int seccomp_filter_install (const struct record_options *opt);
 
 /* A system call elfpatch makes a traced process run (exact.c): madvise
    over each queued range, through the `syscall' instruction at AT, the

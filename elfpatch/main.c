@@ -32,7 +32,8 @@ enum mode { MODE_NONE, MODE_RECORD, MODE_FILL, MODE_SHOW, MODE_CLEAR,
 
 enum { OPT_RECORD = 256, OPT_FILL, OPT_SHOW, OPT_CLEAR, OPT_RUN, OPT_DEVICE,
        OPT_MAX_GAP, OPT_MERGE, OPT_MIN_SHARE, OPT_BUDGET, OPT_AGE,
-       OPT_TRACES, OPT_FOLLOW, OPT_METHOD, OPT_RESYNC, OPT_IMPORT_PERF };
+       OPT_TRACES, OPT_FOLLOW, OPT_METHOD, OPT_RESYNC, OPT_IMPORT_PERF,
+       OPT_NO_SECCOMP };
 
 static const struct argp_option options[] =
 {
@@ -68,6 +69,10 @@ static const struct argp_option options[] =
     "--record: exact (the default: evict the mapped files and turn off "
     "read-around in PROG, so only the pages it faults are present) or "
     "present (what is present at exit, which read-around inflates)", 2 },
+  { "no-seccomp", OPT_NO_SECCOMP, NULL, 0,
+    "--record stops PROG at every system call instead of only at those a "
+    "seccomp filter picks (slower; child processes then keep set-user-ID "
+    "privileges)", 2 },
   { "merge", OPT_MERGE, "RULE", 0,
     "--fill keeps a page any trace has (or), every trace has (and), or at "
     "least a share of the traces have (share, the default)", 2 },
@@ -102,6 +107,7 @@ struct arguments
   int traces;                   /* --show --traces */
   struct record_options record;
   int record_given;             /* --follow or --method */
+  int no_seccomp_given;
 };
 
 static void
@@ -271,6 +277,9 @@ parse_opt (int key, char *arg, struct argp_state *state)
                     "present)", arg);
       a->record_given = 1;
       break;
+    case OPT_NO_SECCOMP:
+      a->record.no_seccomp = a->no_seccomp_given = 1;
+      break;
     case 'q':
       elfpatch_quiet = 1;
       break;
@@ -307,6 +316,8 @@ parse_opt (int key, char *arg, struct argp_state *state)
       if (a->record_given && a->mode != MODE_RECORD)
         argp_error (state, "error: --follow and --method are only for "
                     "--record");
+      if (a->no_seccomp_given && a->mode != MODE_RECORD)
+        argp_error (state, "error: --no-seccomp is only for --record");
       if (a->traces && a->mode != MODE_SHOW)
         argp_error (state, "error: --traces is only for --show");
       if (a->mode == MODE_RECORD || a->mode == MODE_RUN)

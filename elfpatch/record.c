@@ -19,10 +19,16 @@
  * to that file's identity (build-id, or size and hash).
  *
  * The exact method (exact.c) needs the system-call stops of every
- * thread, so threads are always traced then; other processes are traced
- * only with --follow, which also captures each image a process leaves
- * by exec, at the entry of execve, while it still exists.  Every capture
- * adds to one recording: a file's set is the union over all captures.
+ * thread, so threads are always traced then; other processes are
+ * recorded only with --follow, which also captures each image a process
+ * leaves by exec, at the entry of execve, while it still exists.  Every
+ * capture adds to one recording: a file's set is the union over all
+ * captures.  A seccomp filter (seccomp.c) picks the system calls that
+ * stop a tracee, and then every descendant of PROG stays traced, the
+ * processes not recorded only resumed at their stops.  Without a filter
+ * (--no-seccomp, or none available) a tracee stops at the entry and the
+ * exit of every system call, and only threads and, with --follow, other
+ * processes are traced.
  * The program runs with PBITMAP=off: a filled bitmap's prefetch would
  * make pages present that the program never faulted.  It keeps its
  * standard streams; elfpatch ignores SIGINT and SIGQUIT while it runs
@@ -330,6 +336,8 @@ struct tracee
   pid_t pid;
   int fresh;                    /* auto-attached: its first SIGSTOP is ours */
   int exec_pending;             /* exact: after the exec, at the exit stop */
+  int recorded;                 /* its pages are captured and injected */
+  int to_exit;                  /* stop at the exit of this system call */
   uint32_t arch;                /* of the system call it is in */
   uint64_t nr;
   uint64_t args[6];
@@ -344,8 +352,43 @@ struct tracer
   size_t n, alloc;
   pid_t main_pid;
   int main_status;
+  int filtered;                 /* PROG runs under the seccomp filter */
   int rc;
 };
+
+static int
+uses_syscall_stops (const struct record_options *opt)
+{
+  return opt->exact || opt->follow;
+}
+
+/* The thread group of task PID, or 0.  */
+static pid_t
+task_tgid (pid_t pid)
+{
+  char name[64];
+  snprintf (name, sizeof name, "/proc/%d/status", (int) pid);
+  FILE *status = fopen (name, "re");
+  char *line = NULL;
+  size_t linesize = 0;
+  int tgid = 0;
+  while (status != NULL && getline (&line, &linesize, status) > 0
+         && sscanf (line, "Tgid: %d", &tgid) != 1)
+    ;
+  free (line);
+  if (status != NULL)
+    fclose (status);
+  return tgid;
+}
+
+/* Whether task PID is recorded: every traced one with --follow, else
+   the threads of PROG.  */
+static int
+is_recorded (const struct tracer *tr, pid_t pid)
+{
+  return tr->opt->follow || pid == tr->main_pid
+         || task_tgid (pid) == tr->main_pid;
+}
 
 static struct tracee *
 find_tracee (struct tracer *tr, pid_t pid)
@@ -359,6 +402,7 @@ find_tracee (struct tracer *tr, pid_t pid)
   memset (t, 0, sizeof *t);
   t->pid = pid;
   t->fresh = 1;
+  t->recorded = is_recorded (tr, pid);
   return t;
 }
 
@@ -374,17 +418,19 @@ forget_tracee (struct tracer *tr, pid_t pid)
       }
 }
 
-static int
-uses_syscall_stops (const struct record_options *opt)
-{
-  return opt->exact || opt->follow;
-}
-
+/* Resumes PID to its next stop.  Under the filter, that is the exit of
+   the current system call only when it is wanted or an injection runs;
+   the filter brings the next entry that matters.  */
 static void
 resume (struct tracer *tr, pid_t pid, int sig)
 {
-  ptrace (uses_syscall_stops (tr->opt) ? PTRACE_SYSCALL : PTRACE_CONT, pid,
-          0, (void *) (long) sig);
+  const struct tracee *t = find_tracee (tr, pid);
+  int syscall_stops = tr->filtered
+                      ? t != NULL && (t->to_exit
+                                      || t->inj.state != INJECT_NONE)
+                      : uses_syscall_stops (tr->opt);
+  ptrace (syscall_stops ? PTRACE_SYSCALL : PTRACE_CONT, pid, 0,
+          (void *) (long) sig);
 }
 
 static void
@@ -394,7 +440,25 @@ capture_now (struct tracer *tr, pid_t pid)
     tr->rc = -1;
 }
 
-/* A system-call stop of T.  */
+/* The entry of system call NR with ARGS of T, at a system-call stop or
+   a seccomp stop.  */
+static void
+on_entry (struct tracer *tr, struct tracee *t, uint32_t arch, uint64_t nr,
+          const uint64_t args[6])
+{
+  t->arch = arch;
+  t->nr = nr;
+  memcpy (t->args, args, sizeof t->args);
+  if (!t->recorded || !exact_supported (arch))
+    return;
+  /* The image about to be replaced: its pages were used too.  */
+  if (tr->opt->follow && (nr == SYS_execve || nr == SYS_execveat))
+    capture_now (tr, t->pid);
+  else if (tr->opt->exact && nr == SYS_mmap)
+    t->to_exit = 1;
+}
+
+/* A system-call stop or seccomp stop of T.  */
 static void
 on_syscall (struct tracer *tr, struct tracee *t)
 {
@@ -408,24 +472,19 @@ on_syscall (struct tracer *tr, struct tracee *t)
       return;
     }
   if (info.op == PTRACE_SYSCALL_INFO_ENTRY)
-    {
-      t->arch = info.arch;
-      t->nr = info.entry.nr;
-      memcpy (t->args, info.entry.args, sizeof t->args);
-      /* The image about to be replaced: its pages were used too.  */
-      if (tr->opt->follow && exact_supported (t->arch)
-          && (t->nr == SYS_execve || t->nr == SYS_execveat))
-        capture_now (tr, t->pid);
-      return;
-    }
+    on_entry (tr, t, info.arch, info.entry.nr, info.entry.args);
+  else if (info.op == PTRACE_SYSCALL_INFO_SECCOMP)
+    on_entry (tr, t, info.arch, info.seccomp.nr, info.seccomp.args);
   if (info.op != PTRACE_SYSCALL_INFO_EXIT)
     return;
+  int wanted = t->to_exit;
+  t->to_exit = 0;
   if (t->exec_pending)
     {
       t->exec_pending = 0;
       exact_after_exec (t->pid, &t->inj);
     }
-  else if (tr->opt->exact && exact_supported (t->arch) && t->nr == SYS_mmap)
+  else if (wanted)
     exact_after_mmap (t->pid, t->args, info.exit.rval, &t->inj);
 }
 
@@ -437,10 +496,16 @@ on_event (struct tracer *tr, struct tracee *t, int event)
   switch (event)
     {
     case PTRACE_EVENT_EXIT:
-      capture_now (tr, t->pid);
+      if (t->recorded)
+        capture_now (tr, t->pid);
       break;
     case PTRACE_EVENT_EXEC:
-      t->exec_pending = tr->opt->exact;
+      /* The injection waits for the exit stop of the exec: until then the
+         kernel still writes the call's result into the registers.  */
+      t->exec_pending = t->to_exit = tr->opt->exact && t->recorded;
+      break;
+    case PTRACE_EVENT_SECCOMP:
+      on_syscall (tr, t);
       break;
     case PTRACE_EVENT_FORK:
     case PTRACE_EVENT_VFORK:
@@ -473,21 +538,28 @@ on_signal (struct tracee *t, int sig)
   return sig;
 }
 
+static long
+trace_options (const struct tracer *tr)
+{
+  long options = PTRACE_O_TRACEEXIT | PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL;
+  if (uses_syscall_stops (tr->opt))
+    options |= PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACECLONE;
+  /* Under the filter every descendant must stay traced (seccomp.c).  */
+  if (tr->opt->follow || tr->filtered)
+    options |= PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK;
+  if (tr->filtered)
+    options |= PTRACE_O_TRACESECCOMP;
+  return options;
+}
+
 /* Runs the traced processes to their end, capturing at each exit stop
    (and, with --follow, before each exec).  */
 static int
 trace_children (struct tracer *tr, const char *prog)
 {
-  long options = PTRACE_O_TRACEEXIT | PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL;
-  if (uses_syscall_stops (tr->opt))
-    options |= PTRACE_O_TRACESYSGOOD;
-  if (tr->opt->exact || tr->opt->follow)
-    options |= PTRACE_O_TRACECLONE;
-  if (tr->opt->follow)
-    options |= PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK;
   struct tracee *main_tracee = find_tracee (tr, tr->main_pid);
   if (main_tracee == NULL
-      || ptrace (PTRACE_SETOPTIONS, tr->main_pid, 0, options) != 0)
+      || ptrace (PTRACE_SETOPTIONS, tr->main_pid, 0, trace_options (tr)) != 0)
     {
       error (0, errno, "error: %s: ptrace", prog);
       kill (tr->main_pid, SIGKILL);
@@ -495,7 +567,9 @@ trace_children (struct tracer *tr, const char *prog)
       return -1;
     }
   main_tracee->fresh = 0;
-  if (tr->opt->exact)
+  if (tr->filtered)
+    main_tracee->exec_pending = main_tracee->to_exit = tr->opt->exact;
+  else if (tr->opt->exact)
     exact_after_exec (tr->main_pid, &main_tracee->inj);
   resume (tr, tr->main_pid, 0);
 
@@ -533,10 +607,70 @@ trace_children (struct tracer *tr, const char *prog)
     }
 }
 
-/* Starts PROG under ptrace; returns its pid, stopped after exec.  */
-static pid_t
-start_child (char **argv)
+/* Under the filter: sets the tracer's options on the child, stopped by
+   its own SIGSTOP, and runs it to the PTRACE_EVENT_EXEC stop of PROG's
+   exec or to its end; the seccomp stops on the way (its execve calls)
+   are elfpatch's image, not recorded.  STATUS is the last wait status.  */
+static int
+run_to_exec (struct tracer *tr, const char *prog, pid_t pid, int *status)
 {
+  if (ptrace (PTRACE_SETOPTIONS, pid, 0, trace_options (tr)) != 0)
+    {
+      error (0, errno, "error: %s: ptrace", prog);
+      return -1;
+    }
+  do
+    {
+      if (ptrace (PTRACE_CONT, pid, 0, 0) != 0)
+        {
+          error (0, errno, "error: %s: ptrace", prog);
+          return -1;
+        }
+      if (wait_child (pid, status) != 0)
+        return -1;
+    }
+  while (WIFSTOPPED (*status)
+         && *status >> 8 != (SIGTRAP | (PTRACE_EVENT_EXEC << 8)));
+  return 0;
+}
+
+/* The child: becomes PROG, traced; with WANT_FILTER under the filter.
+   Through REPORT it tells why the filter is missing (as a negative
+   number) and why PROG did not start.  */
+static _Noreturn void
+become_prog (char **argv, const struct record_options *opt, int want_filter,
+             int report)
+{
+  int err = 0;
+  /* A program that prefetches its own bitmap would fault nothing.  */
+  if (setenv ("PBITMAP", "off", 1) != 0)
+    err = errno;
+  else if (ptrace (PTRACE_TRACEME, 0, 0, 0) != 0)
+    err = errno;
+  else
+    {
+      int filter_err = want_filter ? seccomp_filter_install (opt) : 0;
+      int no_filter = -filter_err;
+      if (filter_err != 0 && write (report, &no_filter, sizeof no_filter) < 0)
+        _exit (127);
+      /* The filtered calls fail with ENOSYS until the tracer has set
+         PTRACE_O_TRACESECCOMP: it does so in this stop.  */
+      if (want_filter && filter_err == 0)
+        raise (SIGSTOP);
+      execvp (argv[0], argv);
+      err = errno;
+    }
+  if (write (report, &err, sizeof err) < 0)
+    _exit (127);
+  _exit (127);
+}
+
+/* Starts PROG under ptrace; returns its pid, stopped after exec (at the
+   exec event when TR->filtered is set).  */
+static pid_t
+start_child (struct tracer *tr, char **argv)
+{
+  int want_filter = uses_syscall_stops (tr->opt) && !tr->opt->no_seccomp;
   int report[2];
   if (pipe2 (report, O_CLOEXEC) != 0)
     {
@@ -553,32 +687,38 @@ start_child (char **argv)
   if (pid == 0)
     {
       close (report[0]);
-      int err = 0;
-      /* A program that prefetches its own bitmap would fault nothing.  */
-      if (setenv ("PBITMAP", "off", 1) != 0)
-        err = errno;
-      else if (ptrace (PTRACE_TRACEME, 0, 0, 0) != 0)
-        err = errno;
-      else
-        {
-          execvp (argv[0], argv);
-          err = errno;
-        }
-      if (write (report[1], &err, sizeof err) < 0)
-        _exit (127);
-      _exit (127);
+      become_prog (argv, tr->opt, want_filter, report[1]);
     }
   close (report[1]);
 
-  int status, err = 0;
+  int status, msg, err = 0, failed = 0, filter_err = 0;
+  tr->filtered = 0;
   if (wait_child (pid, &status) != 0)
     return -1;
-  ssize_t n = read (report[0], &err, sizeof err);
-  close (report[0]);
-  if (n == sizeof err || !WIFSTOPPED (status))
+  if (want_filter && WIFSTOPPED (status) && WSTOPSIG (status) == SIGSTOP)
     {
-      error (0, n == sizeof err ? err : 0, "error: %s%s", argv[0],
-             n == sizeof err ? "" : ": did not start");
+      tr->filtered = 1;
+      if (run_to_exec (tr, argv[0], pid, &status) != 0)
+        failed = -1;
+    }
+  /* The child has exec'd PROG (closing its end) or ended.  */
+  while (failed >= 0 && read (report[0], &msg, sizeof msg) == sizeof msg)
+    if (msg < 0)
+      filter_err = -msg;
+    else
+      {
+        err = msg;
+        failed = 1;
+      }
+  close (report[0]);
+  if (want_filter && filter_err != 0)
+    elfpatch_note ("%s: no seccomp filter (%s); stopping at every system "
+                   "call", argv[0], strerror (filter_err));
+  if (failed != 0 || !WIFSTOPPED (status))
+    {
+      if (failed >= 0)
+        error (0, failed ? err : 0, "error: %s%s", argv[0],
+               failed ? "" : ": did not start");
       if (WIFSTOPPED (status))
         {
           kill (pid, SIGKILL);
@@ -627,7 +767,7 @@ record_command (char **argv, const char *output,
   struct sigaction ignore = { .sa_handler = SIG_IGN }, old_int, old_quit;
 
   elf_version (EV_CURRENT);
-  tr.main_pid = start_child (argv);
+  tr.main_pid = start_child (&tr, argv);
   if (tr.main_pid < 0)
     return 1;
   sigaction (SIGINT, &ignore, &old_int);
