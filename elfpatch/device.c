@@ -31,7 +31,8 @@
  * /proc/self/fdinfo), and its source device taken.  A partition is replaced by its whole disk; a device-mapper or
  * md device by its members (slaves/), the slowest of them counting (of
  * equally slow ones, the first by name, so that readdir's order does not
- * matter); a loop device by the device of its backing file, or, when
+ * matter); a loop device by the device of its backing file (by that
+ * file itself when it is a block device), or, when
  * that cannot be found (the file was deleted, it is out of this mount
  * namespace's sight, it is on no block device), by the loop device's own
  * flags, which the kernel sets from the backing file's device.  The
@@ -284,7 +285,9 @@ mount_source (int fd, dev_t dev, dev_t *source)
   return rc;
 }
 
-/* The kind of the device the file open on FD is on.  */
+/* The kind of the device the file open on FD is on, or, when it is a
+   block device itself (a loop device's backing file may be), of that
+   device.  */
 static enum device_kind
 classify_file (int fd, int depth, char *chain, size_t chainsize)
 {
@@ -293,7 +296,7 @@ classify_file (int fd, int depth, char *chain, size_t chainsize)
   chain[0] = '\0';
   if (fstat (fd, &st) != 0)
     return DEVICE_AUTO;
-  dev_t dev = st.st_dev;
+  dev_t dev = S_ISBLK (st.st_mode) ? st.st_rdev : st.st_dev;
   snprintf (dir, sizeof dir, "/sys/dev/block/%u:%u", major (dev), minor (dev));
   if (stat (dir, &st) != 0)
     {

@@ -16,18 +16,20 @@
 #         over DIR/img
 #   dm    on a device-mapper linear target over a loop device over
 #         DIR/img
+#   loop-on-loop  on a loop device over a loop device over DIR/img
 #
-# CMD sees MNT (the mount point) and LOOP, PART, DM (the sysfs names of the
-# devices it was given: loop3, loop3p1, dm-0; PART and DM empty when not
-# used), and they are written to DIR/devices as NAME=VALUE lines.  The
+# CMD sees MNT (the mount point) and LOOP, PART, DM, UPPER (the sysfs
+# names of the devices it was given: loop3, loop3p1, dm-0, and the upper
+# loop device of loop-on-loop; empty when not used), and they are written
+# to DIR/devices as NAME=VALUE lines.  The
 # exit status is CMD's, or 1 when the stack cannot be built.
 set -u
 
 kind=$1 dir=$2
 shift 2
-MNT=$dir/mnt LOOP= PART= DM=
+MNT=$dir/mnt LOOP= PART= DM= UPPER=
 dm_name=pbitmap-test-$$
-loop_dev= dm_made=
+loop_dev= dm_made= upper_dev=
 
 # A step of the teardown that fails makes the script fail too: a device
 # left behind is a defect of the test.
@@ -36,6 +38,9 @@ cleanup ()
   status=$?
   if mountpoint -q "$MNT" 2>/dev/null; then
     umount "$MNT" || { umount -l "$MNT"; status=1; }
+  fi
+  if [ -n "$upper_dev" ]; then
+    losetup -d "$upper_dev" || status=1
   fi
   if [ -n "$dm_made" ]; then
     dmsetup remove --retry "$dm_name" || status=1
@@ -57,7 +62,7 @@ fail ()
 mkdir -p "$MNT" && rm -f "$dir/img" && truncate -s 128M "$dir/img" ||
   fail "cannot make $dir/img"
 case $kind in
-  loop|dm)
+  loop|dm|loop-on-loop)
     loop_dev=$(losetup -f --show "$dir/img") || fail "losetup failed"
     fs_dev=$loop_dev
     ;;
@@ -78,6 +83,11 @@ case $kind in
     ;;
 esac
 LOOP=${loop_dev#/dev/}
+if [ "$kind" = loop-on-loop ]; then
+  upper_dev=$(losetup -f --show "$loop_dev") || fail "losetup failed"
+  fs_dev=$upper_dev
+  UPPER=${upper_dev#/dev/}
+fi
 if [ "$kind" = dm ]; then
   sectors=$(blockdev --getsz "$loop_dev") || fail "blockdev failed"
   dm_made=1
@@ -93,6 +103,7 @@ case ${FSTYPE:-ext4} in
   *) false ;;
 esac >/dev/null 2>&1 || fail "mkfs.${FSTYPE:-ext4} $fs_dev failed"
 mount "$fs_dev" "$MNT" || fail "mount $fs_dev failed"
-printf 'LOOP=%s\nPART=%s\nDM=%s\n' "$LOOP" "$PART" "$DM" > "$dir/devices"
-export MNT LOOP PART DM
+printf 'LOOP=%s\nPART=%s\nDM=%s\nUPPER=%s\n' "$LOOP" "$PART" "$DM" "$UPPER" \
+  > "$dir/devices"
+export MNT LOOP PART DM UPPER
 "$@"
