@@ -1,0 +1,78 @@
+# shellcheck shell=bash
+# throttle.sh: sourced by bench/cold-start and bench/io-floor (bash).
+#
+# Both emulate slow devices: an ext4 image on a loop device with direct
+# I/O (so the host's page cache does not serve it), mounted, and read by
+# processes in a cgroup v1 blkio group whose read IOPS and bytes per
+# second are throttled.  Both also change read_ahead_kb.  None of this
+# may outlive the script: every change pushes the command that undoes it
+# on a stack, and the exit trap runs the stack backwards, also on failure
+# or Ctrl-C.  The sourcing script defines say (its messages).
+
+restore=()
+restore_all () {
+  local i
+  for ((i = ${#restore[@]} - 1; i >= 0; i--)); do
+    eval "${restore[i]}" || echo "$(basename "$0"): could not undo: ${restore[i]}" >&2
+  done
+  restore=()
+}
+trap restore_all EXIT
+trap 'exit 130' INT TERM
+
+set_read_ahead () {   # DEVICE KB
+  local f=/sys/block/$1/queue/read_ahead_kb old
+  old=$(cat "$f")
+  [ "$old" = "$2" ] && return 0
+  echo "$2" > "$f"
+  restore+=("echo $old > $f")
+}
+
+block_device_of () {   # FILE -> sys block name (vda), whole disk
+  local dev
+  dev=$(findmnt -n -o SOURCE --target "$1")
+  dev=$(basename "$(readlink -f "$dev")")
+  if [ -e "/sys/class/block/$dev/partition" ]; then
+    dev=$(basename "$(readlink -f "/sys/class/block/$dev/..")")
+  fi
+  echo "$dev"
+}
+
+# loop_setup IMAGE MIB MOUNTPOINT CGROUP_NAME: a fresh ext4 image of MIB
+# MiB on a loop device, mounted, and an empty blkio cgroup.  Sets loop_dev
+# (/dev/loopN), loop_block (loopN), loop_majmin and loop_cg.  Returns 1,
+# after saying why, when one of them cannot be made.
+loop_dev='' loop_block='' loop_majmin='' loop_cg=''
+loop_setup () {
+  local img=$1 mib=$2 mnt=$3
+  [ "$(id -u)" = 0 ] || { say "cannot make a throttled loop device: not root"; return 1; }
+  [ -d /sys/fs/cgroup/blkio ] || { say "cannot make a throttled loop device: no cgroup v1 blkio"; return 1; }
+  truncate -s "${mib}M" "$img"
+  restore+=("rm -f '$img'")
+  mkfs.ext4 -q -F "$img"
+  loop_dev=$(losetup --find --show --direct-io=on "$img") ||
+    { say "cannot make a throttled loop device: no loop device"; return 1; }
+  restore+=("losetup -d $loop_dev")
+  mkdir -p "$mnt"
+  mount "$loop_dev" "$mnt"
+  restore+=("umount '$mnt'")
+  loop_block=$(basename "$loop_dev")
+  loop_majmin=$(cat "/sys/class/block/$loop_block/dev")
+  loop_cg=/sys/fs/cgroup/blkio/$4.$$
+  mkdir "$loop_cg"
+  restore+=("rmdir '$loop_cg'")
+}
+
+# throttle IOPS BYTES_PER_SECOND: the loop device's read limits in the
+# cgroup; 0 0 lifts them.
+throttle () {
+  echo "$loop_majmin $1" > "$loop_cg/blkio.throttle.read_iops_device"
+  echo "$loop_majmin $2" > "$loop_cg/blkio.throttle.read_bps_device"
+}
+
+# cg_reads io_serviced|io_service_bytes: the read requests (or bytes) the
+# loop device has served to the cgroup so far.
+cg_reads () {
+  awk -v dev="$loop_majmin" '$1 == dev && $2 == "Read" { n += $3 } END { print n + 0 }' \
+    "$loop_cg/blkio.throttle.$1"
+}
