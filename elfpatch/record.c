@@ -45,6 +45,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -353,6 +354,7 @@ struct tracer
   pid_t main_pid;
   int main_status;
   int filtered;                 /* PROG runs under the seccomp filter */
+  int leave_rest;               /* stop tracing at PROG's end: see split */
   int rc;
 };
 
@@ -436,7 +438,7 @@ resume (struct tracer *tr, pid_t pid, int sig)
 static void
 capture_now (struct tracer *tr, pid_t pid)
 {
-  if (capture (pid, tr->rec) != 0)
+  if (tr->rec != NULL && capture (pid, tr->rec) != 0)
     tr->rc = -1;
 }
 
@@ -552,8 +554,51 @@ trace_options (const struct tracer *tr)
   return options;
 }
 
-/* Runs the traced processes to their end, capturing at each exit stop
-   (and, with --follow, before each exec).  */
+/* Handles the stops of the traced tasks until none is left or, with
+   TR->leave_rest, PROG has ended.  */
+static int
+trace_loop (struct tracer *tr)
+{
+  for (;;)
+    {
+      int status;
+      pid_t pid = waitpid (-1, &status, __WALL);
+      if (pid < 0 && errno == EINTR)
+        continue;
+      if (pid < 0 && errno == ECHILD)
+        return tr->rc;
+      if (pid < 0)
+        {
+          error (0, errno, "error: waitpid");
+          return -1;
+        }
+      if (WIFEXITED (status) || WIFSIGNALED (status))
+        {
+          forget_tracee (tr, pid);
+          if (pid != tr->main_pid)
+            continue;
+          tr->main_status = status;
+          if (tr->leave_rest)
+            return tr->rc;
+          continue;
+        }
+      struct tracee *t = find_tracee (tr, pid);
+      if (!WIFSTOPPED (status) || t == NULL)
+        continue;
+      int sig = WSTOPSIG (status), event = status >> 16, deliver = 0;
+      if (sig == (SIGTRAP | 0x80))
+        on_syscall (tr, t);
+      else if (sig == SIGTRAP && event != 0)
+        on_event (tr, t, event);
+      else
+        deliver = on_signal (t, sig);
+      resume (tr, pid, deliver);
+    }
+}
+
+/* Runs the traced processes to their end (to PROG's, with
+   TR->leave_rest), capturing at each exit stop (and, with --follow,
+   before each exec).  */
 static int
 trace_children (struct tracer *tr, const char *prog)
 {
@@ -572,39 +617,7 @@ trace_children (struct tracer *tr, const char *prog)
   else if (tr->opt->exact)
     exact_after_exec (tr->main_pid, &main_tracee->inj);
   resume (tr, tr->main_pid, 0);
-
-  for (;;)
-    {
-      int status;
-      pid_t pid = waitpid (-1, &status, __WALL);
-      if (pid < 0 && errno == EINTR)
-        continue;
-      if (pid < 0 && errno == ECHILD)
-        return tr->rc;
-      if (pid < 0)
-        {
-          error (0, errno, "error: waitpid");
-          return -1;
-        }
-      if (WIFEXITED (status) || WIFSIGNALED (status))
-        {
-          if (pid == tr->main_pid)
-            tr->main_status = status;
-          forget_tracee (tr, pid);
-          continue;
-        }
-      struct tracee *t = find_tracee (tr, pid);
-      if (!WIFSTOPPED (status) || t == NULL)
-        continue;
-      int sig = WSTOPSIG (status), event = status >> 16, deliver = 0;
-      if (sig == (SIGTRAP | 0x80))
-        on_syscall (tr, t);
-      else if (sig == SIGTRAP && event != 0)
-        on_event (tr, t, event);
-      else
-        deliver = on_signal (t, sig);
-      resume (tr, pid, deliver);
-    }
+  return trace_loop (tr);
 }
 
 /* Under the filter: sets the tracer's options on the child, stopped by
@@ -756,32 +769,103 @@ free_recording (struct recording *rec)
   free (rec->files);
 }
 
-int
-record_command (char **argv, const char *output,
-                const struct record_options *opt)
+/* Under the filter without --follow, the processes PROG leaves behind
+   (daemons) stay traced until they end (seccomp.c), but the caller should
+   not wait for them: it did not before the filter, and their pages are
+   not recorded.  So elfpatch splits in two: the recording runs in a
+   child, the tracer, which hands the exit status to the first process
+   through a pipe once the trace is written and then traces the rest in
+   the background, in a session of its own, without standard streams.
+   Until then the tracer dies with the first process (PR_SET_PDEATHSIG),
+   and PROG with the tracer (PTRACE_O_EXITKILL), as when elfpatch is one
+   process.  Returns -1 in the tracer, with *REPORT the pipe's end; in the first
+   process, the status to exit with.  */
+static int
+split (int *report)
 {
-  struct recording rec = { 0 };
-  struct trace t = { 0 };
-  struct tracer tr = { .opt = opt, .rec = &rec };
-  int status = 1;
+  int fds[2];
+  if (pipe2 (fds, O_CLOEXEC) != 0)
+    {
+      error (0, errno, "error: pipe");
+      return 1;
+    }
+  fflush (NULL);
+  pid_t first = getpid ();
+  pid_t pid = fork ();
+  if (pid < 0)
+    {
+      error (0, errno, "error: fork");
+      close (fds[0]);
+      close (fds[1]);
+      return 1;
+    }
+  if (pid == 0)
+    {
+      close (fds[0]);
+      if (prctl (PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid () != first)
+        _exit (1);
+      *report = fds[1];
+      return -1;
+    }
+  close (fds[1]);
   struct sigaction ignore = { .sa_handler = SIG_IGN }, old_int, old_quit;
-
-  elf_version (EV_CURRENT);
-  tr.main_pid = start_child (&tr, argv);
-  if (tr.main_pid < 0)
-    return 1;
   sigaction (SIGINT, &ignore, &old_int);
   sigaction (SIGQUIT, &ignore, &old_quit);
-  int rc = trace_children (&tr, argv[0]);
+  int status = 1, wstatus;
+  ssize_t n;
+  while ((n = read (fds[0], &status, sizeof status)) < 0 && errno == EINTR)
+    ;
+  close (fds[0]);
+  if (n != sizeof status)
+    {
+      /* The tracer ended without handing over: its own status.  */
+      if (wait_child (pid, &wstatus) != 0)
+        status = 1;
+      else if (WIFEXITED (wstatus))
+        status = WEXITSTATUS (wstatus);
+      else
+        {
+          error (0, 0, "error: the recording process was killed by signal "
+                 "%d", WTERMSIG (wstatus));
+          status = 1;
+        }
+    }
   sigaction (SIGINT, &old_int, NULL);
   sigaction (SIGQUIT, &old_quit, NULL);
-  for (size_t i = 0; i < tr.n; i++)
-    exact_free (&tr.t[i].inj);
-  free (tr.t);
-  if (rc != 0)
-    goto out;
-  report_status (argv[0], tr.main_status);
-  if (!rec.captured)
+  return status;
+}
+
+/* In the tracer: gives STATUS to the first process, then traces what is
+   left until it ends.  */
+static void
+hand_over (struct tracer *tr, int report, int status)
+{
+  fflush (NULL);
+  prctl (PR_SET_PDEATHSIG, 0);
+  if (write (report, &status, sizeof status) != sizeof status)
+    error (0, errno, "error: pipe");
+  close (report);
+  setsid ();
+  int null = open ("/dev/null", O_RDWR | O_CLOEXEC);
+  for (int fd = 0; null >= 0 && fd <= 2; fd++)
+    dup2 (null, fd);
+  if (null > 2)
+    close (null);
+  tr->leave_rest = 0;
+  tr->rec = NULL;               /* written: what is left is not recorded */
+  trace_loop (tr);
+}
+
+/* After the run: warns about PROG's status and writes the trace.
+   Returns the exit status.  */
+static int
+write_recording (char **argv, const char *output, struct tracer *tr)
+{
+  struct trace t = { 0 };
+  struct recording *rec = tr->rec;
+  int status = 1;
+  report_status (argv[0], tr->main_status);
+  if (!rec->captured)
     {
       error (0, 0, "error: %s: ended before its pages could be read",
              argv[0]);
@@ -790,10 +874,10 @@ record_command (char **argv, const char *output,
 
   t.command = join_command (argv);
   uint64_t pages = 0;
-  for (size_t i = 0; i < rec.n_files; i++)
-    if (rec.files[i].fd >= 0)
+  for (size_t i = 0; i < rec->n_files; i++)
+    if (rec->files[i].fd >= 0)
       {
-        if (mapped_file_block (&rec.files[i], &t) != 0)
+        if (mapped_file_block (&rec->files[i], &t) != 0)
           goto out;
         const struct trace_block *b = &t.blocks[t.n_blocks - 1];
         for (size_t r = 0; r < b->n_ranges; r++)
@@ -807,6 +891,40 @@ record_command (char **argv, const char *output,
 
 out:
   trace_free (&t);
+  return status;
+}
+
+int
+record_command (char **argv, const char *output,
+                const struct record_options *opt)
+{
+  struct recording rec = { 0 };
+  struct tracer tr = { .opt = opt, .rec = &rec };
+  int status = 1, report = -1;
+  struct sigaction ignore = { .sa_handler = SIG_IGN }, old_int, old_quit;
+
+  if (uses_syscall_stops (opt) && !opt->no_seccomp && !opt->follow)
+    {
+      int first = split (&report);
+      if (first >= 0)
+        return first;
+      tr.leave_rest = 1;
+    }
+  elf_version (EV_CURRENT);
+  tr.main_pid = start_child (&tr, argv);
+  if (tr.main_pid < 0)
+    return 1;
+  sigaction (SIGINT, &ignore, &old_int);
+  sigaction (SIGQUIT, &ignore, &old_quit);
+  if (trace_children (&tr, argv[0]) == 0)
+    status = write_recording (argv, output, &tr);
   free_recording (&rec);
+  if (report >= 0)
+    hand_over (&tr, report, status);
+  sigaction (SIGINT, &old_int, NULL);
+  sigaction (SIGQUIT, &old_quit, NULL);
+  for (size_t i = 0; i < tr.n; i++)
+    exact_free (&tr.t[i].inj);
+  free (tr.t);
   return status;
 }

@@ -26,7 +26,8 @@
  * tracer sets its options there.  And every descendant stays traced to
  * its end (PTRACE_O_TRACEFORK, VFORK and CLONE always), also without
  * --follow; the processes --follow would not record are only resumed at
- * their stops, and elfpatch waits for them as for PROG.
+ * their stops, and those PROG leaves behind are traced on, after the
+ * trace is written, by a process of elfpatch's own (record.c, split).
  *
  * Installing a filter needs CAP_SYS_ADMIN or the no_new_privs bit.  The
  * child tries without the bit first, so that under root set-user-ID
