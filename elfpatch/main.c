@@ -71,8 +71,8 @@ static const struct argp_option options[] =
     "present (what is present at exit, which read-around inflates)", 2 },
   { "no-seccomp", OPT_NO_SECCOMP, NULL, 0,
     "--record stops PROG at every system call instead of only at those a "
-    "seccomp filter picks (slower; child processes then keep set-user-ID "
-    "privileges)", 2 },
+    "seccomp filter picks (slower; the processes --follow does not record "
+    "then run untraced)", 2 },
   { "merge", OPT_MERGE, "RULE", 0,
     "--fill keeps a page any trace has (or), every trace has (and), or at "
     "least a share of the traces have (share, the default)", 2 },

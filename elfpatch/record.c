@@ -708,6 +708,17 @@ start_child (struct tracer *tr, char **argv)
   tr->filtered = 0;
   if (wait_child (pid, &status) != 0)
     return -1;
+  /* A signal sent to the child before its own SIGSTOP (or, without a
+     filter, its exec) is delivered, and the wait goes on.  */
+  while (want_filter && WIFSTOPPED (status) && WSTOPSIG (status) != SIGSTOP
+         && WSTOPSIG (status) != SIGTRAP)
+    if (ptrace (PTRACE_CONT, pid, 0, (void *) (long) WSTOPSIG (status)) != 0
+        || wait_child (pid, &status) != 0)
+      {
+        error (0, errno, "error: %s: ptrace", argv[0]);
+        kill (pid, SIGKILL);
+        return -1;
+      }
   if (want_filter && WIFSTOPPED (status) && WSTOPSIG (status) == SIGSTOP)
     {
       tr->filtered = 1;
