@@ -10,10 +10,13 @@
  *
  *   order FILE -- PROG [ARG...]
  *       Runs PROG and polls mincore over FILE (mapped, never touched)
- *       every POLL_US microseconds until PROG exits.  Prints "PAGE MS" for
- *       each page of FILE that became resident, MS being the time since
- *       the fork at which it was first seen, in that order; a first line
- *       "# elapsed MS pages N" gives PROG's wall time.  FILE must be
+ *       every POLL_US microseconds until PROG exits.  Prints "PAGE MS CPU"
+ *       for each page of FILE that became resident, in that order: MS is
+ *       the time since the fork at which it was first seen, CPU the CPU
+ *       time PROG had used by then (/proc/PID/schedstat, in ms: PROG's
+ *       progress, which the waits for its faults do not inflate; PROG is
+ *       taken to be single-threaded).  A first line "# elapsed MS cpu CPU
+ *       pages N" gives PROG's wall and CPU time.  FILE must be
  *       wholly evicted before (it is an error otherwise), and read_ahead_kb
  *       should be 0, so that a page is resident when, and only when, PROG
  *       faulted on it.
@@ -47,6 +50,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -128,14 +132,31 @@ spawn (char **argv, int quiet)
   return pid;
 }
 
-/* The first-touch time of every page of M, -1 for the untouched.  */
+/* The CPU time PID has used, in ms, or -1 once it is gone.  */
+static double
+cpu_ms (pid_t pid)
+{
+  char path[64];
+  unsigned long long ns;
+  snprintf (path, sizeof path, "/proc/%d/schedstat", (int) pid);
+  FILE *f = fopen (path, "r");
+  if (f == NULL)
+    return -1;
+  int ok = fscanf (f, "%llu", &ns) == 1;
+  fclose (f);
+  return ok ? ns / 1e6 : -1;
+}
+
+/* The first-touch time and CPU time of every page of M, -1 for the
+   untouched.  */
 static void
-note_new_pages (struct mapped *m, double *first, double t)
+note_new_pages (struct mapped *m, double *first, double *cpu, double t,
+                double c)
 {
   poll_residency (m);
   for (long i = 0; i < m->pages; i++)
     if ((m->vec[i] & 1) && first[i] < 0)
-      first[i] = t;
+      first[i] = t, cpu[i] = c;
 }
 
 static int
@@ -162,8 +183,9 @@ cmd_order (const char *path, char **argv)
            resident);
 
   double *first = malloc (m.pages * sizeof *first);
+  double *cpu = malloc (m.pages * sizeof *cpu);
   long *order = malloc (m.pages * sizeof *order);
-  if (first == NULL || order == NULL)
+  if (first == NULL || cpu == NULL || order == NULL)
     error (1, errno, "error: out of memory");
   for (long i = 0; i < m.pages; i++)
     first[i] = -1;
@@ -171,13 +193,19 @@ cmd_order (const char *path, char **argv)
   double t0 = now_ms ();
   pid_t pid = spawn (argv, 1);
   int status;
-  while (waitpid (pid, &status, WNOHANG) != pid)
+  struct rusage usage;
+  double c = 0;
+  while (wait4 (pid, &status, WNOHANG, &usage) != pid)
     {
-      note_new_pages (&m, first, now_ms () - t0);
+      double now = cpu_ms (pid);
+      c = now >= 0 ? now : c;
+      note_new_pages (&m, first, cpu, now_ms () - t0, c);
       usleep (POLL_US);
     }
   double elapsed = now_ms () - t0;
-  note_new_pages (&m, first, elapsed);
+  double total = (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1e3
+                 + (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e3;
+  note_new_pages (&m, first, cpu, elapsed, total);
   if (!WIFEXITED (status) || WEXITSTATUS (status) != 0)
     error (1, 0, "error: %s failed (wait status %d)", argv[0], status);
 
@@ -186,9 +214,9 @@ cmd_order (const char *path, char **argv)
     if (first[i] >= 0)
       order[n++] = i;
   qsort_r (order, n, sizeof *order, by_time, first);
-  printf ("# elapsed %.2f pages %ld\n", elapsed, n);
+  printf ("# elapsed %.2f cpu %.2f pages %ld\n", elapsed, total, n);
   for (long i = 0; i < n; i++)
-    printf ("%ld %.2f\n", order[i], first[order[i]]);
+    printf ("%ld %.2f %.2f\n", order[i], first[order[i]], cpu[order[i]]);
   return 0;
 }
 
