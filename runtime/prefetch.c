@@ -1183,7 +1183,11 @@ object_mark_address (const struct image *im)
 /* Tells the library IM that its pages were seen to: sets its runtime's
    mark from TODO to DONE, if it has one exactly where it should be: 8
    aligned bytes in the file-backed part of a writable PT_LOAD, outside
-   PT_GNU_RELRO, holding TODO.  */
+   PT_GNU_RELRO, holding TODO.  The headers say where the mark is, not
+   that it is still mapped or writable (a constructor that ran first may
+   have unmapped or protected the page), so the mark is read only where
+   the kernel says it is readable and written by the kernel, which fails
+   instead of faulting.  */
 static void
 object_mark (const struct image *im)
 {
@@ -1204,9 +1208,11 @@ object_mark (const struct image *im)
           && addr - start <= ph->p_filesz - 8)
         writable = 1;
     }
-  volatile uint64_t *mark = (volatile uint64_t *) addr;
-  if (writable && *mark == RT_MARK_TODO)
-    *mark = RT_MARK_DONE;
+  if (!writable || !memory_readable (addr, 8)
+      || *(volatile const uint64_t *) addr != RT_MARK_TODO)
+    return;
+  const uint64_t done = RT_MARK_DONE;
+  rt_store_checked (addr, &done, sizeof done);
 }
 
 /* Prefetches, as OPTS say, every object the dynamic linker has loaded

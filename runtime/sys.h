@@ -26,10 +26,12 @@
 #define SYS_RT_WRITE 1
 #define SYS_RT_CLOSE 3
 #define SYS_RT_RT_SIGPROCMASK 14
+#define SYS_RT_GETPID 39
 #define SYS_RT_MINCORE 27
 #define SYS_RT_MADVISE 28
 #define SYS_RT_CLOCK_GETTIME 228
 #define SYS_RT_OPENAT 257
+#define SYS_RT_PROCESS_VM_WRITEV 311
 
 #define RT_AT_FDCWD (-100)
 #define RT_O_RDONLY 0
@@ -40,6 +42,12 @@
 #define RT_MADV_POPULATE_READ 22
 #define RT_EINVAL 22
 #define RT_CLOCK_MONOTONIC 1
+
+struct rt_iovec
+{
+  const void *base;
+  unsigned long len;
+};
 
 struct rt_timespec
 {
@@ -90,6 +98,21 @@ rt_syscall4 (long nr, long a, long b, long c, long d)
   __asm__ volatile ("syscall"
                     : "=a" (ret)
                     : "0" (nr), "D" (a), "S" (b), "d" (c), "r" (r10)
+                    : "rcx", "r11", "memory");
+  return ret;
+}
+
+static inline long
+rt_syscall6 (long nr, long a, long b, long c, long d, long e, long f)
+{
+  long ret;
+  register long r10 __asm__ ("r10") = d;
+  register long r8 __asm__ ("r8") = e;
+  register long r9 __asm__ ("r9") = f;
+  __asm__ volatile ("syscall"
+                    : "=a" (ret)
+                    : "0" (nr), "D" (a), "S" (b), "d" (c), "r" (r10),
+                      "r" (r8), "r" (r9)
                     : "rcx", "r11", "memory");
   return ret;
 }
@@ -149,6 +172,21 @@ static inline int
 rt_readable (unsigned long addr)
 {
   return rt_syscall4 (SYS_RT_RT_SIGPROCMASK, -1, (long) addr, 0, 8) == -22;
+}
+
+/* Copies LEN bytes from FROM to ADDR in this process through the kernel
+   (process_vm_writev on itself), which fails with EFAULT where a store
+   would fault: memory unmapped, read-only or PROT_NONE.  Returns the
+   bytes written or a negative error (also where a sandbox forbids the
+   call).  */
+static inline long
+rt_store_checked (unsigned long addr, const void *from, unsigned long len)
+{
+  struct rt_iovec local = { from, len };
+  struct rt_iovec remote = { (const void *) addr, len };
+  long pid = rt_syscall1 (SYS_RT_GETPID, 0);
+  return rt_syscall6 (SYS_RT_PROCESS_VM_WRITEV, pid, (long) &local, 1,
+                      (long) &remote, 1, 0);
 }
 
 #endif /* PBITMAP_SYS_H */
