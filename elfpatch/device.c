@@ -38,7 +38,11 @@
  * flags, which the kernel sets from the backing file's device.  The
  * disk's queue/rotational says hdd; otherwise a name starting with "nvme"
  * says nvme; anything else, and anything that cannot be found (tmpfs,
- * NFS, overlay), is an ssd.  (Here DEVICE_AUTO stands for "not found".)
+ * NFS), is an ssd.  (Here DEVICE_AUTO stands for "not found".)  A file on
+ * overlayfs, whose st_dev is the overlay's own anonymous number, counts
+ * as on the slowest device among the directories of its layers
+ * (upperdir and lowerdir in the mount's options): the layer a file comes
+ * from cannot be told from outside, and a copy-up moves it.
  *
  * auto is not the default.  Its answer depends on the machine that fills,
  * which is often not the machine that runs the program (a package build),
@@ -127,8 +131,11 @@ static void
 chain_append (char *chain, size_t size, const char *name)
 {
   size_t len = strlen (chain);
-  if (len + 1 < size)
-    snprintf (chain + len, size - len, "%s%s", len > 0 ? " > " : "", name);
+  for (const char *p = len > 0 ? " > " : ""; *p != '\0' && len + 1 < size; p++)
+    chain[len++] = *p;
+  for (const char *p = name; *p != '\0' && len + 1 < size; p++)
+    chain[len++] = *p;
+  chain[len] = '\0';
 }
 
 /* A disk that is not stacked on another: its own flags and name.  */
@@ -247,42 +254,102 @@ mount_id (int fd)
   return id;
 }
 
-/* The source device of the mount the file open on FD (on device DEV) is
-   on, from /proc/self/mountinfo: "ID PARENT MAJ:MIN ROOT POINT OPTS... -
-   TYPE SOURCE SUPEROPTS".  The mount is found by its ID: MAJ:MIN need not
-   be the file's st_dev (btrfs gives each subvolume an anonymous device
-   number of its own, and the mount another one).  Without an ID, DEV is
-   matched against MAJ:MIN.  */
-static int
-mount_source (int fd, dev_t dev, dev_t *source)
+/* The line of /proc/self/mountinfo for the mount the file open on FD
+   (on device DEV) is on: "ID PARENT MAJ:MIN ROOT POINT OPTS... - TYPE
+   SOURCE SUPEROPTS", allocated, or NULL.  The mount is found by its ID:
+   MAJ:MIN need not be the file's st_dev (btrfs gives each subvolume an
+   anonymous device number of its own, and the mount another one).
+   Without an ID, DEV is matched against MAJ:MIN.  */
+static char *
+mount_line (int fd, dev_t dev)
 {
   long long want = mount_id (fd);
   FILE *f = fopen ("/proc/self/mountinfo", "re");
   if (f == NULL)
-    return -1;
+    return NULL;
   char *line = NULL;
   size_t size = 0;
-  int rc = -1;
-  while (rc != 0 && getline (&line, &size, f) > 0)
+  int found = 0;
+  while (!found && getline (&line, &size, f) > 0)
     {
-      char *sep = strstr (line, " - ");
-      char src[PATH_MAX];
       long long id;
       unsigned maj, min;
-      struct stat st;
-      if (sscanf (line, "%lld %*u %u:%u", &id, &maj, &min) != 3
-          || (want >= 0 ? id != want
-                        : maj != major (dev) || min != minor (dev))
-          || sep == NULL
-          || sscanf (sep, " - %*s %4095s", src) != 1 || src[0] != '/'
-          || stat (src, &st) != 0 || !S_ISBLK (st.st_mode))
-        continue;
-      *source = st.st_rdev;
-      rc = 0;
+      found = sscanf (line, "%lld %*u %u:%u", &id, &maj, &min) == 3
+              && (want >= 0 ? id == want
+                            : maj == major (dev) && min == minor (dev))
+              && strstr (line, " - ") != NULL;
     }
-  free (line);
   fclose (f);
-  return rc;
+  if (!found)
+    {
+      free (line);
+      return NULL;
+    }
+  line[strcspn (line, "\n")] = '\0';
+  return line;
+}
+
+/* The source device of the mount LINE describes, when it is a block
+   device.  */
+static int
+mount_source (const char *line, dev_t *source)
+{
+  char src[PATH_MAX];
+  struct stat st;
+  if (sscanf (strstr (line, " - "), " - %*s %4095s", src) != 1
+      || src[0] != '/' || stat (src, &st) != 0 || !S_ISBLK (st.st_mode))
+    return -1;
+  *source = st.st_rdev;
+  return 0;
+}
+
+/* An overlay mount (LINE) keeps its files in the directories of its
+   layers, named in its super options ("upperdir=U,lowerdir=L1:L2"): the
+   slowest of their devices counts, as for a stacked block device, of
+   equally slow ones the first found.  DEVICE_AUTO when LINE is not an
+   overlay or no layer can be told (a container's layers are paths of
+   another mount namespace).  A layer path with an escaped ',' or ':' is
+   cut there and, not found, left out.  */
+static enum device_kind
+classify_overlay (const char *line, int depth, char *chain, size_t chainsize)
+{
+  char type[32];
+  const char *opts = strrchr (line, ' ');
+  enum device_kind slowest = DEVICE_AUTO;
+  chain[0] = '\0';
+  if (sscanf (strstr (line, " - "), " - %31s", type) != 1
+      || strcmp (type, "overlay") != 0 || opts == NULL)
+    return DEVICE_AUTO;
+  char *copy = strdup (opts + 1), *save = NULL;
+  for (char *opt = copy ? strtok_r (copy, ",", &save) : NULL; opt != NULL;
+       opt = strtok_r (NULL, ",", &save))
+    {
+      char *dirs = NULL, *dsave = NULL;
+      if (strncmp (opt, "upperdir=", 9) == 0)
+        dirs = opt + 9;
+      else if (strncmp (opt, "lowerdir=", 9) == 0)
+        dirs = opt + 9;
+      for (char *dir = dirs ? strtok_r (dirs, ":", &dsave) : NULL;
+           dir != NULL; dir = strtok_r (NULL, ":", &dsave))
+        {
+          char layer_chain[DEVICE_CHAIN_MAX];
+          int layer = open (dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+          if (layer < 0)
+            continue;
+          enum device_kind k = classify_file (layer, depth + 1, layer_chain,
+                                              sizeof layer_chain);
+          close (layer);
+          if (k != DEVICE_AUTO && (slowest == DEVICE_AUTO || k > slowest))
+            {
+              slowest = k;
+              chain[0] = '\0';
+              chain_append (chain, chainsize, "overlay");
+              chain_append (chain, chainsize, layer_chain);
+            }
+        }
+    }
+  free (copy);
+  return slowest;
 }
 
 /* The kind of the device the file open on FD is on, or, when it is a
@@ -301,10 +368,16 @@ classify_file (int fd, int depth, char *chain, size_t chainsize)
   if (stat (dir, &st) != 0)
     {
       dev_t source;
-      if (mount_source (fd, dev, &source) != 0 || source == dev)
-        return DEVICE_AUTO;
-      snprintf (dir, sizeof dir, "/sys/dev/block/%u:%u", major (source),
-                minor (source));
+      char *line = depth > DEVICE_DEPTH_MAX ? NULL : mount_line (fd, dev);
+      enum device_kind kind = DEVICE_AUTO;
+      if (line != NULL && mount_source (line, &source) == 0 && source != dev)
+        snprintf (dir, sizeof dir, "/sys/dev/block/%u:%u", major (source),
+                  minor (source));
+      else if (line != NULL)
+        kind = classify_overlay (line, depth, chain, chainsize);
+      free (line);
+      if (stat (dir, &st) != 0)
+        return kind;
     }
   return classify_sysfs (dir, depth, chain, chainsize);
 }

@@ -100,6 +100,11 @@ if os.geteuid() == 0 and shutil.which("losetup") and shutil.which("mkfs.ext4"):
         if shutil.which("dmsetup") and subprocess.run(
                 ["dmsetup", "version"], capture_output=True).returncode == 0:
             config.available_features.add("device-mapper")
+# overlayfs, for --device=auto on a file in an overlay (root, which
+# mounts one in a private mount namespace).
+if os.geteuid() == 0 and shutil.which("unshare") and " overlay\n" in open(
+        "/proc/filesystems").read().replace("\t", " "):
+    config.available_features.add("overlayfs")
 # The cgroup v1 memory controller, for tests that fill a memory cgroup.
 if os.path.exists("/sys/fs/cgroup/memory/memory.limit_in_bytes"):
     config.available_features.add("memcg-v1")
