@@ -325,9 +325,8 @@ classify_overlay (const char *line, int depth, char *chain, size_t chainsize)
        opt = strtok_r (NULL, ",", &save))
     {
       char *dirs = NULL, *dsave = NULL;
-      if (strncmp (opt, "upperdir=", 9) == 0)
-        dirs = opt + 9;
-      else if (strncmp (opt, "lowerdir=", 9) == 0)
+      if (strncmp (opt, "upperdir=", 9) == 0
+          || strncmp (opt, "lowerdir=", 9) == 0)
         dirs = opt + 9;
       for (char *dir = dirs ? strtok_r (dirs, ":", &dsave) : NULL;
            dir != NULL; dir = strtok_r (NULL, ":", &dsave))
@@ -339,7 +338,7 @@ classify_overlay (const char *line, int depth, char *chain, size_t chainsize)
           enum device_kind k = classify_file (layer, depth + 1, layer_chain,
                                               sizeof layer_chain);
           close (layer);
-          if (k != DEVICE_AUTO && (slowest == DEVICE_AUTO || k > slowest))
+          if (k > slowest)
             {
               slowest = k;
               chain[0] = '\0';
@@ -369,15 +368,16 @@ classify_file (int fd, int depth, char *chain, size_t chainsize)
     {
       dev_t source;
       char *line = depth > DEVICE_DEPTH_MAX ? NULL : mount_line (fd, dev);
+      int have_source = line != NULL && mount_source (line, &source) == 0
+                        && source != dev;
       enum device_kind kind = DEVICE_AUTO;
-      if (line != NULL && mount_source (line, &source) == 0 && source != dev)
-        snprintf (dir, sizeof dir, "/sys/dev/block/%u:%u", major (source),
-                  minor (source));
-      else if (line != NULL)
+      if (line != NULL && !have_source)
         kind = classify_overlay (line, depth, chain, chainsize);
       free (line);
-      if (stat (dir, &st) != 0)
+      if (!have_source)
         return kind;
+      snprintf (dir, sizeof dir, "/sys/dev/block/%u:%u", major (source),
+                minor (source));
     }
   return classify_sysfs (dir, depth, chain, chainsize);
 }
