@@ -172,6 +172,10 @@ struct trace_block
   struct page_range *ranges;
   size_t n_ranges;
   size_t alloc;
+  uint64_t *order;              /* pages, first-touch order (version 2) */
+  size_t n_order, order_alloc;
+  uint64_t *calls;              /* file offsets, first-call order */
+  size_t n_calls, calls_alloc;
 };
 
 struct trace
@@ -192,6 +196,10 @@ void trace_free (struct trace *t);
 struct trace_block *trace_add_block (struct trace *t, const char *path);
 int trace_block_add_range (struct trace_block *b, uint64_t first,
                            uint64_t last);
+/* Appends VALUE to the list *V of *N values (*ALLOC allocated): a
+   block's 'order' or 'calls'.  Returns 0 or -1 (errno set).  */
+int trace_list_append (uint64_t **v, size_t *n, size_t *alloc,
+                       uint64_t value);
 
 /* The region's max_gap (device.c): given with --max-gap, or from the
    profile of a device, named or (DEVICE_AUTO) found under the binary, or

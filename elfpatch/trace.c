@@ -3,18 +3,31 @@
  * A trace is text, one statement per line, so that people can read, diff
  * and merge traces and so that a trace survives being mailed around:
  *
- *     pbitmap-trace 1
+ *     pbitmap-trace 2
  *     command /usr/bin/demo --flag
  *     file /usr/bin/demo
  *     build-id 4f1c0e5b...            (or: size N fnv1a64 H)
  *     pagesize 4096
  *     pages 0-3,7,12-40
+ *     order 12,13,0,7,1              (version 2)
+ *     calls 49216,53344,1120         (version 2)
  *     end
  *
  * Blank lines and lines starting with '#' are comments.  In a 'file' path
  * "\\" stands for a backslash and "\n" for a newline; everything else is
  * literal, spaces included.  Page lists are ascending and never overlap,
- * also across the several 'pages' lines of one block.
+ * also across the several 'pages' lines of one block.  'order' (pages of
+ * executable mappings in first-touch order) and 'calls' (file offsets of
+ * function entries in first-call order) are lists in which order matters:
+ * single numbers, each at most once per block, and every 'order' page is
+ * one of the block's 'pages'.  Those two checks need the whole block, so
+ * they run at its 'end', naming the line that holds the bad entry.
+ *
+ * The version rule: a statement that a reader may ignore (a fill needs
+ * only 'pages') bumps the version; a reader accepts every version up to
+ * its own and refuses newer ones, and refuses a statement newer than the
+ * version the trace declares.  Writers write version 1 when no block has
+ * 'order' or 'calls', so that older readers still take those traces.
  *
  * Traces come from other machines and other people, so the reader trusts
  * nothing: lines are read with a length limit, NUL bytes are refused,
@@ -39,6 +52,9 @@
 /* Writers start a new 'pages' line when one would pass this width.  */
 #define TRACE_WRAP 70
 
+/* The newest version this reader knows.  */
+#define TRACE_VERSION_MAX 2
+
 struct reader
 {
   const char *path;
@@ -47,6 +63,7 @@ struct reader
   char *buf;
   size_t size;                  /* of BUF: grows with the longest line */
   size_t len;                   /* of the line in BUF, NULs included */
+  uint64_t version;             /* from the 'pbitmap-trace' line */
 };
 
 enum read_result { LINE_OK, LINE_EOF, LINE_ERROR };
@@ -353,13 +370,223 @@ parse_pages (struct reader *r, const char *arg, struct trace_block *b)
     }
 }
 
+int
+trace_list_append (uint64_t **v, size_t *n, size_t *alloc, uint64_t value)
+{
+  if (array_reserve ((void **) v, alloc, *n, sizeof **v) != 0)
+    return -1;
+  (*v)[(*n)++] = value;
+  return 0;
+}
+
+/* Where each line of an 'order' or 'calls' list started in the block's
+   list, so that a check at 'end' can name the line of an entry.  */
+struct list_line
+{
+  unsigned line;
+  size_t first;                 /* index of the line's first entry */
+};
+
+struct list_lines
+{
+  struct list_line *v;
+  size_t n, alloc;
+};
+
+/* One of the two ordered lists of a block.  */
+struct ordered_list
+{
+  const char *keyword;          /* "order" or "calls" */
+  const char *noun;             /* "page" or "offset" */
+  uint64_t max;                 /* largest value */
+  uint64_t **v;
+  size_t *n, *alloc;
+  struct list_lines *lines;
+};
+
 /* State of the block being read.  */
 struct block_state
 {
   struct trace_block *block;    /* null outside a block */
   int have_identity;
   int have_pagesize;
+  struct list_lines order_lines, calls_lines;
 };
+
+static void
+block_state_reset (struct block_state *s)
+{
+  free (s->order_lines.v);
+  free (s->calls_lines.v);
+  memset (s, 0, sizeof *s);
+}
+
+/* The 'order' (KW "order") or 'calls' list of the block of S.  */
+static struct ordered_list
+ordered_list (struct block_state *s, const char *kw)
+{
+  struct trace_block *b = s->block;
+  if (strcmp (kw, "order") == 0)
+    return (struct ordered_list) { "order", "page", TRACE_PAGE_MAX,
+                                   &b->order, &b->n_order, &b->order_alloc,
+                                   &s->order_lines };
+  return (struct ordered_list) { "calls", "offset", UINT64_MAX, &b->calls,
+                                 &b->n_calls, &b->calls_alloc,
+                                 &s->calls_lines };
+}
+
+/* "A,B,..." appended to list L: single numbers, no ranges.  */
+static int
+parse_ordered (struct reader *r, const char *arg, struct ordered_list *l)
+{
+  struct list_lines *ll = l->lines;
+  if (array_reserve ((void **) &ll->v, &ll->alloc, ll->n, sizeof *ll->v)
+      != 0)
+    {
+      error (0, errno, "error: %s", r->path);
+      return -1;
+    }
+  ll->v[ll->n].line = r->line;
+  ll->v[ll->n++].first = *l->n;
+  for (const char *p = arg;; p++)
+    {
+      const char *start = p;
+      uint64_t value;
+      int rc = parse_u64 (&p, &value);
+      if (rc == -1)
+        {
+          const char *end = start + strcspn (start, ",");
+          if (end == start)
+            parse_error (r, "empty %s in '%s' list", l->noun, l->keyword);
+          else
+            parse_error (r, "bad %s '%.*s' in '%s' list", l->noun,
+                         (int) (end - start > 40 ? 40 : end - start), start,
+                         l->keyword);
+          return -1;
+        }
+      if (rc == -2 || value > l->max)
+        {
+          parse_error (r, "%s too large in '%s' list (at most %" PRIu64 ")",
+                       l->noun, l->keyword, l->max);
+          return -1;
+        }
+      if (trace_list_append (l->v, l->n, l->alloc, value) != 0)
+        {
+          error (0, errno, "error: %s", r->path);
+          return -1;
+        }
+      if (*p == '\0')
+        return 0;
+      if (*p != ',')
+        {
+          parse_error (r, "unexpected '%c' in '%s' list (expected ','%s)",
+                       *p, l->keyword, *p == '-' ? "; no ranges: order "
+                       "matters" : "");
+          return -1;
+        }
+    }
+}
+
+/* Sets R->line to the line that holds entry I of list L.  */
+static void
+entry_line (struct reader *r, const struct ordered_list *l, size_t i)
+{
+  size_t lo = 0, hi = l->lines->n;
+  while (hi - lo > 1)
+    {
+      size_t mid = lo + (hi - lo) / 2;
+      if (l->lines->v[mid].first <= i)
+        lo = mid;
+      else
+        hi = mid;
+    }
+  r->line = l->lines->v[lo].line;
+}
+
+/* An entry of a list and its place in it, for finding repeats.  */
+struct placed
+{
+  uint64_t value;
+  size_t index;
+};
+
+static int
+placed_cmp (const void *a, const void *b)
+{
+  const struct placed *x = a, *y = b;
+  if (x->value != y->value)
+    return x->value < y->value ? -1 : 1;
+  return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Refuses a value that list L holds twice, naming the line of its
+   earliest repeat.  */
+static int
+check_repeats (struct reader *r, const struct ordered_list *l)
+{
+  size_t n = *l->n;
+  if (n < 2)
+    return 0;
+  struct placed *sorted = malloc (n * sizeof *sorted);
+  if (sorted == NULL)
+    {
+      error (0, errno, "error: %s", r->path);
+      return -1;
+    }
+  for (size_t i = 0; i < n; i++)
+    sorted[i] = (struct placed) { (*l->v)[i], i };
+  qsort (sorted, n, sizeof *sorted, placed_cmp);
+  size_t repeat = n;
+  for (size_t i = 1; i < n; i++)
+    if (sorted[i].value == sorted[i - 1].value && sorted[i].index < repeat)
+      repeat = sorted[i].index;
+  free (sorted);
+  if (repeat == n)
+    return 0;
+  entry_line (r, l, repeat);
+  parse_error (r, "%s %" PRIu64 " repeated in '%s' (each at most once per "
+               "block)", l->noun, (*l->v)[repeat], l->keyword);
+  return -1;
+}
+
+/* Whether PAGE is in the ascending ranges of B.  */
+static int
+block_has_page (const struct trace_block *b, uint64_t page)
+{
+  size_t lo = 0, hi = b->n_ranges;
+  while (lo < hi)
+    {
+      size_t mid = lo + (hi - lo) / 2;
+      if (b->ranges[mid].last < page)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  return lo < b->n_ranges && b->ranges[lo].first <= page;
+}
+
+/* At 'end': the checks of 'order' and 'calls' that need the whole block.
+   R->line is the line of 'end' again afterwards.  */
+static int
+check_ordered (struct reader *r, struct block_state *s)
+{
+  unsigned end_line = r->line;
+  struct ordered_list order = ordered_list (s, "order");
+  struct ordered_list calls = ordered_list (s, "calls");
+  const struct trace_block *b = s->block;
+  if (check_repeats (r, &order) != 0 || check_repeats (r, &calls) != 0)
+    return -1;
+  for (size_t i = 0; i < b->n_order; i++)
+    if (!block_has_page (b, b->order[i]))
+      {
+        entry_line (r, &order, i);
+        parse_error (r, "page %" PRIu64 " in 'order' is not in the block's "
+                     "'pages'", b->order[i]);
+        return -1;
+      }
+  r->line = end_line;
+  return 0;
+}
 
 static int
 statement_in_block (struct reader *r, struct block_state *s, const char *kw,
@@ -406,21 +633,31 @@ statement_in_block (struct reader *r, struct block_state *s, const char *kw,
         }
       return 0;
     }
-  if (strcmp (kw, "pages") == 0)
+  if (strcmp (kw, "pages") == 0 || strcmp (kw, "order") == 0
+      || strcmp (kw, "calls") == 0)
     {
+      if (kw[0] != 'p' && r->version < 2)
+        {
+          parse_error (r, "'%s' needs trace version 2 (this trace is "
+                       "version %" PRIu64 ")", kw, r->version);
+          return -1;
+        }
       if (!s->have_identity || !s->have_pagesize)
         {
-          parse_error (r, "'pages' before the block's %s line",
+          parse_error (r, "'%s' before the block's %s line", kw,
                        !s->have_identity ? "'build-id' or 'size'"
                                          : "'pagesize'");
           return -1;
         }
       if (arg == NULL)
         {
-          parse_error (r, "'pages' needs a list");
+          parse_error (r, "'%s' needs a list", kw);
           return -1;
         }
-      return parse_pages (r, arg, b);
+      if (kw[0] == 'p')
+        return parse_pages (r, arg, b);
+      struct ordered_list l = ordered_list (s, kw);
+      return parse_ordered (r, arg, &l);
     }
   if (strcmp (kw, "end") == 0)
     {
@@ -436,7 +673,9 @@ statement_in_block (struct reader *r, struct block_state *s, const char *kw,
                                          : "'pagesize'");
           return -1;
         }
-      memset (s, 0, sizeof *s);
+      if (check_ordered (r, s) != 0)
+        return -1;
+      block_state_reset (s);
       return 0;
     }
   if (strcmp (kw, "file") == 0)
@@ -493,6 +732,7 @@ statement (struct reader *r, struct trace *t, struct block_state *s,
     }
   if (strcmp (kw, "build-id") == 0 || strcmp (kw, "size") == 0
       || strcmp (kw, "pagesize") == 0 || strcmp (kw, "pages") == 0
+      || strcmp (kw, "order") == 0 || strcmp (kw, "calls") == 0
       || strcmp (kw, "end") == 0)
     {
       parse_error (r, "'%s' outside a file block", kw);
@@ -514,18 +754,19 @@ version_line (struct reader *r, const char *line)
       parse_error (r, "expected 'pbitmap-trace 1' (not a pbitmap trace?)");
       return -1;
     }
-  if (version != 1)
+  if (version < 1 || version > TRACE_VERSION_MAX)
     {
-      parse_error (r, "unsupported trace version %" PRIu64, version);
+      parse_error (r, "unsupported trace version %" PRIu64 " (this elfpatch "
+                   "reads 1 to %d)", version, TRACE_VERSION_MAX);
       return -1;
     }
+  r->version = version;
   return 0;
 }
 
 static int
-read_statements (struct reader *r, struct trace *t)
+read_lines (struct reader *r, struct trace *t, struct block_state *s)
 {
-  struct block_state s = { 0 };
   int seen_version = 0;
   enum read_result res;
   while ((res = next_line (r)) == LINE_OK)
@@ -544,7 +785,7 @@ read_statements (struct reader *r, struct trace *t)
           parse_error (r, "line contains a NUL byte");
           return -1;
         }
-      if (statement (r, t, &s, r->buf) != 0)
+      if (statement (r, t, s, r->buf) != 0)
         return -1;
     }
   if (res == LINE_ERROR)
@@ -555,14 +796,23 @@ read_statements (struct reader *r, struct trace *t)
              r->path);
       return -1;
     }
-  if (s.block != NULL)
+  if (s->block != NULL)
     {
-      r->line = s.block->line;
+      r->line = s->block->line;
       parse_error (r, "missing 'end' (the block of '%s' is not closed)",
-                   s.block->path);
+                   s->block->path);
       return -1;
     }
   return 0;
+}
+
+static int
+read_statements (struct reader *r, struct trace *t)
+{
+  struct block_state s = { 0 };
+  int rc = read_lines (r, t, &s);
+  block_state_reset (&s);
+  return rc;
 }
 
 int
@@ -597,6 +847,8 @@ trace_free (struct trace *t)
     {
       free (t->blocks[i].path);
       free (t->blocks[i].ranges);
+      free (t->blocks[i].order);
+      free (t->blocks[i].calls);
     }
   free (t->blocks);
   free (t->command);
@@ -615,6 +867,53 @@ write_escaped (FILE *f, const char *s)
       fputc (*s, f);
 }
 
+/* Writes the items of one list statement, starting a new line of
+   KEYWORD when one would pass TRACE_WRAP.  */
+struct wrapped
+{
+  FILE *f;
+  const char *keyword;
+  size_t width;                 /* of the current line; 0: none open */
+};
+
+static void
+wrapped_item (struct wrapped *w, const char *item)
+{
+  size_t n = strlen (item);
+  if (w->width == 0 || w->width + 1 + n > TRACE_WRAP)
+    {
+      fprintf (w->f, w->width == 0 ? "%s " : "\n%s ", w->keyword);
+      w->width = strlen (w->keyword) + 1;
+    }
+  else
+    {
+      fputc (',', w->f);
+      w->width++;
+    }
+  fputs (item, w->f);
+  w->width += n;
+}
+
+static void
+wrapped_end (struct wrapped *w)
+{
+  if (w->width != 0)
+    fputc ('\n', w->f);
+}
+
+static void
+write_ordered (FILE *f, const char *keyword, const uint64_t *v, size_t n)
+{
+  struct wrapped w = { f, keyword, 0 };
+  for (size_t i = 0; i < n; i++)
+    {
+      char item[24];
+      snprintf (item, sizeof item, "%" PRIu64, v[i]);
+      wrapped_item (&w, item);
+    }
+  wrapped_end (&w);
+}
+
 static void
 write_block (FILE *f, const struct trace_block *b)
 {
@@ -624,30 +923,21 @@ write_block (FILE *f, const struct trace_block *b)
   write_escaped (f, b->path);
   fprintf (f, "\n%s\npagesize %u\n", id, PBITMAP_PAGE_SIZE);
 
-  size_t width = 0;
+  struct wrapped w = { f, "pages", 0 };
   for (size_t i = 0; i < b->n_ranges; i++)
     {
       char item[48];
       const struct page_range *pr = &b->ranges[i];
-      int n = pr->first == pr->last
-        ? snprintf (item, sizeof item, "%" PRIu64, pr->first)
-        : snprintf (item, sizeof item, "%" PRIu64 "-%" PRIu64, pr->first,
-                    pr->last);
-      if (width == 0 || width + 1 + (size_t) n > TRACE_WRAP)
-        {
-          fputs (width == 0 ? "pages " : "\npages ", f);
-          width = strlen ("pages ");
-        }
+      if (pr->first == pr->last)
+        snprintf (item, sizeof item, "%" PRIu64, pr->first);
       else
-        {
-          fputc (',', f);
-          width++;
-        }
-      fputs (item, f);
-      width += (size_t) n;
+        snprintf (item, sizeof item, "%" PRIu64 "-%" PRIu64, pr->first,
+                  pr->last);
+      wrapped_item (&w, item);
     }
-  if (width != 0)
-    fputc ('\n', f);
+  wrapped_end (&w);
+  write_ordered (f, "order", b->order, b->n_order);
+  write_ordered (f, "calls", b->calls, b->n_calls);
   fputs ("end\n", f);
 }
 
@@ -660,7 +950,11 @@ trace_write (const char *path, const struct trace *t)
       error (0, errno, "error: %s", path);
       return -1;
     }
-  fputs ("pbitmap-trace 1\n", f);
+  int version = 1;
+  for (size_t i = 0; i < t->n_blocks; i++)
+    if (t->blocks[i].n_order > 0 || t->blocks[i].n_calls > 0)
+      version = 2;
+  fprintf (f, "pbitmap-trace %d\n", version);
   if (t->command != NULL)
     {
       fputs ("command ", f);

@@ -5,8 +5,9 @@
  * parses one fuzzed trace (from a memfd named by its /proc/self/fd path,
  * as --fill opens any trace), and for every trace it accepts checks the
  * round trip --record relies on: trace_write of the parsed blocks, read
- * back, gives the same files, identities and page ranges.  (The
- * 'command' line is informational and not compared.)
+ * back, gives the same files, identities, page ranges and 'order' and
+ * 'calls' lists.  (The 'command' line is informational and not
+ * compared.)
  */
 
 #include <stdio.h>
@@ -33,6 +34,12 @@ LLVMFuzzerInitialize (int *argc, char ***argv)
 }
 
 static int
+same_array (const void *x, size_t nx, const void *y, size_t ny, size_t size)
+{
+  return nx == ny && (nx == 0 || memcmp (x, y, nx * size) == 0);
+}
+
+static int
 blocks_equal (const struct trace *a, const struct trace *b)
 {
   if (a->n_blocks != b->n_blocks)
@@ -41,10 +48,12 @@ blocks_equal (const struct trace *a, const struct trace *b)
     {
       const struct trace_block *x = &a->blocks[i], *y = &b->blocks[i];
       if (strcmp (x->path, y->path) != 0 || !identity_equal (&x->id, &y->id)
-          || x->n_ranges != y->n_ranges
-          || (x->n_ranges > 0
-              && memcmp (x->ranges, y->ranges,
-                         x->n_ranges * sizeof *x->ranges) != 0))
+          || !same_array (x->ranges, x->n_ranges, y->ranges, y->n_ranges,
+                          sizeof *x->ranges)
+          || !same_array (x->order, x->n_order, y->order, y->n_order,
+                          sizeof *x->order)
+          || !same_array (x->calls, x->n_calls, y->calls, y->n_calls,
+                          sizeof *x->calls))
         return 0;
     }
   return 1;
