@@ -22,6 +22,7 @@
 #include <gelf.h>
 
 #include "pbitmap-format.h"
+#include "pbitmap-plan.h"
 
 /* -v and -q.  verbose > 0 prints what is done, quiet suppresses
    warnings.  */
@@ -200,6 +201,26 @@ int trace_block_add_range (struct trace_block *b, uint64_t first,
    block's 'order' or 'calls'.  Returns 0 or -1 (errno set).  */
 int trace_list_append (uint64_t **v, size_t *n, size_t *alloc,
                        uint64_t value);
+
+/* The reads of a bitmap (plan.c), as the runtime and --run make them.
+   The file pages of ELF's PT_LOADs, sorted and merged, into *OUT;
+   returns their number, or -1.  */
+long load_ranges (Elf *elf, struct page_range **out);
+/* Feeds the set pages of BITS (CAPACITY pages) that lie in LOADS to
+   CHUNKER, gaps readable only inside one load, and flushes it.  Returns
+   the number of set pages fed.  */
+uint64_t plan_bitmap (const struct page_range *loads, size_t n_loads,
+                      const unsigned char *bits, uint64_t capacity,
+                      struct pbitmap_chunker *chunker);
+/* What a chunker's receiver sums up: pages read (gaps included), runs
+   (reads that do not continue the one before) and reads.  */
+struct plan_count
+{
+  uint64_t pages, runs, reads;
+  uint64_t last_end;            /* page after the last read */
+};
+void plan_count_chunk (struct plan_count *p, uint64_t first,
+                       uint64_t npages);
 
 /* The region's max_gap (device.c): given with --max-gap, or from the
    profile of a device, named or (DEVICE_AUTO) found under the binary, or

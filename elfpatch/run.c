@@ -143,8 +143,7 @@ try_candidate (const char *path, void *arg)
 struct run_plan
 {
   int fd;
-  uint64_t last_end;            /* page after the last chunk */
-  uint64_t pages, runs, calls;
+  struct plan_count count;
 };
 
 static void
@@ -153,42 +152,7 @@ plan_chunk (void *ctx, uint64_t first, uint64_t npages)
   struct run_plan *p = ctx;
   posix_fadvise (p->fd, (off_t) (first * PBITMAP_PAGE_SIZE),
                  (off_t) (npages * PBITMAP_PAGE_SIZE), POSIX_FADV_WILLNEED);
-  if (p->calls == 0 || first != p->last_end)
-    p->runs++;
-  p->calls++;
-  p->pages += npages;
-  p->last_end = first + npages;
-}
-
-/* The file pages of ELF's PT_LOADs, sorted and merged, into *OUT.
-   Returns their number, or -1.  */
-static long
-load_ranges (Elf *elf, struct page_range **out)
-{
-  size_t phnum, n = 0;
-  *out = NULL;
-  if (elf_getphdrnum (elf, &phnum) != 0
-      || (*out = calloc (phnum + 1, sizeof **out)) == NULL)
-    return -1;
-  struct page_range *r = *out;
-  for (size_t i = 0; i < phnum; i++)
-    {
-      GElf_Phdr ph;
-      if (gelf_getphdr (elf, (int) i, &ph) == NULL || ph.p_type != PT_LOAD
-          || ph.p_filesz == 0 || ph.p_offset > UINT64_MAX - ph.p_filesz)
-        continue;
-      r[n].first = ph.p_offset >> PBITMAP_PAGE_SHIFT;
-      r[n].last = (ph.p_offset + ph.p_filesz - 1) >> PBITMAP_PAGE_SHIFT;
-      n++;
-    }
-  qsort (r, n, sizeof *r, page_range_cmp);
-  size_t m = 0;
-  for (size_t i = 0; i < n; i++)
-    if (m > 0 && r[i].first <= r[m - 1].last + 1)
-      r[m - 1].last = r[i].last > r[m - 1].last ? r[i].last : r[m - 1].last;
-    else
-      r[m++] = r[i];
-  return (long) m;
+  plan_count_chunk (&p->count, first, npages);
 }
 
 /* Whether ELF has a PT_PRESENT_BITMAP at all: a file without one is
@@ -247,28 +211,11 @@ prefetch_file (const char *path, int fd, Elf *elf, uint64_t file_size)
   struct run_plan p = { .fd = fd };
   struct pbitmap_chunker chunker;
   pbitmap_chunker_init (&chunker, r.hdr.max_gap, plan_chunk, &p);
-  for (long i = 0; i < n_loads; i++)
-    {
-      uint64_t last = loads[i].last < r.hdr.capacity
-                      ? loads[i].last : r.hdr.capacity - 1;
-      /* Gaps are read through only inside the file range of a PT_LOAD:
-         pages outside every PT_LOAD are never needed.  */
-      int in_load = 0;
-      for (uint64_t page = loads[i].first; page <= last && page < r.hdr.capacity;
-           page++)
-        if ((page & 7) == 0 && bits[page >> 3] == 0 && last - page >= 7)
-          page += 7;            /* a byte without a set page */
-        else if (pbitmap_test (bits, page))
-          {
-            pbitmap_chunker_add (&chunker, page, 1, in_load);
-            in_load = 1;
-          }
-    }
-  pbitmap_chunker_flush (&chunker);
-  if (p.runs > 0 && elfpatch_verbose > 0)
+  plan_bitmap (loads, (size_t) n_loads, bits, r.hdr.capacity, &chunker);
+  if (p.count.runs > 0 && elfpatch_verbose > 0)
     fprintf (stderr, "%s: run: %s: pages=%" PRIu64 " runs=%" PRIu64
-             " calls=%" PRIu64 "\n", program_invocation_name, path, p.pages,
-             p.runs, p.calls);
+             " calls=%" PRIu64 "\n", program_invocation_name, path,
+             p.count.pages, p.count.runs, p.count.reads);
 
 out:
   free (loads);

@@ -18,10 +18,21 @@
  *       sections:  set pages of each allocated section, in address order
  *         .interp          1 of 1
  *         .text           12 of 30
+ *       reads:     23 set pages in 6 runs inside PT_LOADs, read at each gap as:
+ *         this bitmap, gap 0:       6 reads of      23 pages (92 KiB)
+ *         nvme, gap 1:              5 reads of      24 pages (96 KiB)
+ *         ssd, gap 6:               2 reads of      31 pages (124 KiB)
+ *         hdd, gap 122:             1 read  of      40 pages (160 KiB)
  *
  * A page counts for every section that overlaps it, so the per-section
  * numbers may add up to more than "pages set".  Sections without file
  * contents (SHT_NOBITS) or of size 0 are not listed.
+ *
+ * The reads say how contiguous the set is, which is what a start from a
+ * slow device pays for: the planner the runtime and --run use (plan.c)
+ * makes them from the set pages inside the PT_LOADs, at the region's own
+ * max_gap and at each device profile's, so one can see what a fill for
+ * another device, or a better layout (elfpatch --order), would read.
  *
  * Two more lines say when the region is not what the runtime reads: a
  * "stale:" line when a post-link tool left PT_PRESENT_BITMAP pointing
@@ -156,6 +167,66 @@ show_sections (struct image *img, const unsigned char *bits)
   free (rows);
 }
 
+static void
+count_chunk (void *ctx, uint64_t first, uint64_t npages)
+{
+  plan_count_chunk (ctx, first, npages);
+}
+
+/* One line of the reads: what the planner makes of BITS at gap GAP.  */
+static void
+show_plan (const char *label, uint32_t gap, const struct page_range *loads,
+           size_t n_loads, const unsigned char *bits, uint64_t capacity)
+{
+  struct plan_count count = { 0 };
+  struct pbitmap_chunker chunker;
+  pbitmap_chunker_init (&chunker, gap, count_chunk, &count);
+  plan_bitmap (loads, n_loads, bits, capacity, &chunker);
+  char head[64];
+  snprintf (head, sizeof head, "%s, gap %" PRIu32 ":", label, gap);
+  printf ("    %-20s %6" PRIu64 " read%s of %7" PRIu64 " pages (", head,
+          count.reads, count.reads == 1 ? " " : "s", count.pages);
+  print_amount (count.pages);
+  printf (")\n");
+}
+
+/* How contiguous the set pages are: the reads the runtime plans from
+   them (include/pbitmap-plan.h) at the bitmap's own max_gap and at each
+   device profile's.  */
+static int
+show_reads (struct image *img, const unsigned char *bits)
+{
+  uint64_t capacity = img->region.hdr.capacity;
+  struct page_range *loads;
+  long n_loads = load_ranges (img->elf, &loads);
+  if (n_loads < 0)
+    {
+      error (0, 0, "error: %s: %s", img->path, elf_errmsg (-1));
+      return -1;
+    }
+  struct plan_count count = { 0 };
+  struct pbitmap_chunker chunker;
+  pbitmap_chunker_init (&chunker, 0, count_chunk, &count);
+  uint64_t planned = plan_bitmap (loads, (size_t) n_loads, bits, capacity,
+                                  &chunker);
+  uint64_t outside = bits_count (bits, 0, capacity) - planned;
+  printf ("  reads:     %" PRIu64 " set page%s in %" PRIu64 " run%s inside "
+          "PT_LOADs", planned, planned == 1 ? "" : "s", count.runs,
+          count.runs == 1 ? "" : "s");
+  if (outside > 0)
+    printf (" (%" PRIu64 " outside, never read)", outside);
+  printf (", read at each gap as:\n");
+  show_plan ("this bitmap", img->region.hdr.max_gap, loads, (size_t) n_loads,
+             bits, capacity);
+  static const struct { const char *name; enum device_kind kind; } devices[] =
+    { { "nvme", DEVICE_NVME }, { "ssd", DEVICE_SSD }, { "hdd", DEVICE_HDD } };
+  for (size_t i = 0; i < sizeof devices / sizeof devices[0]; i++)
+    show_plan (devices[i].name, device_max_gap (devices[i].kind), loads,
+               (size_t) n_loads, bits, capacity);
+  free (loads);
+  return 0;
+}
+
 /* Tenths of a percent of PART in WHOLE, for "98.3%".  */
 static uint64_t
 per_mille (uint64_t part, uint64_t whole)
@@ -254,6 +325,12 @@ show_command (const char *binary, char **traces, size_t n_traces)
     show_sections (&img, bits);
 
   int status = 0;
+  if (img.debug_file)
+    printf ("  reads:     none planned (a debug file is never read)\n");
+  else if (set == 0)
+    printf ("  reads:     none (no page set)\n");
+  else if (show_reads (&img, bits) != 0)
+    status = 1;
   if (n_traces > 0 && show_traces (&img, traces, n_traces) != 0)
     status = 1;
   if (fflush (stdout) != 0 || ferror (stdout))
