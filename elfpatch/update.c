@@ -15,9 +15,18 @@
  * set-group-ID bits and the security.capability attribute, so chown
  * comes first, then chmod, then the attributes, security.capability
  * last.  An unprivileged user cannot give a file away; EPERM from chown
- * is then ignored (the file keeps the user's own ids), but an attribute
- * that cannot be copied is an error: silently dropping a capability or
- * an ACL would change what the program may do.
+ * is then ignored (the file keeps the user's own ids, or the original
+ * group where the user may give that), except for a set-user-ID file
+ * whose owner, or a set-group-ID file whose group, would change: the
+ * copy would grant the user's ids to whoever runs it, and without the
+ * bit it would lose what the program may do, so that is an error, as is
+ * an attribute that cannot be copied (silently dropping a capability or
+ * an ACL would change what the program may do too).
+ *
+ * Writing past RLIMIT_FSIZE raises SIGXFSZ, whose default action kills
+ * elfpatch with the temporary file half written; it is ignored while the
+ * copy is written, so that write fails with EFBIG like any other error
+ * and the temporary file is removed.
  *
  * The exclusive flock taken by image_open serializes elfpatch runs on one
  * file.  The target is the file a symbolic link points to, so that the
@@ -28,6 +37,7 @@
 #include <error.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,6 +117,36 @@ copy_xattrs (int from, int to, const char *path)
   return rc;
 }
 
+/* After a chown the user was not allowed to make: keeps the group if the
+   user may give it, and refuses a set-user-ID or set-group-ID file whose
+   owner or group would change.  */
+static int
+keep_what_may_be_kept (struct image *img, int fd)
+{
+  struct stat now;
+  (void) fchown (fd, (uid_t) -1, img->st.st_gid);
+  if (fstat (fd, &now) != 0)
+    {
+      error (0, errno, "error: %s", img->path);
+      return -1;
+    }
+  int user = (img->st.st_mode & S_ISUID) && now.st_uid != img->st.st_uid;
+  int group = (img->st.st_mode & S_ISGID) && now.st_gid != img->st.st_gid;
+  if (user || group)
+    {
+      error (0, 0, "error: %s: set-%s-ID file of %s %lu: its copy would have "
+             "%s %lu; nothing was written (fill it as root or as %s)",
+             img->path, user ? "user" : "group", user ? "uid" : "gid",
+             (unsigned long) (user ? img->st.st_uid : img->st.st_gid),
+             user ? "uid" : "gid",
+             (unsigned long) (user ? now.st_uid : now.st_gid),
+             user ? "its owner" : "a member of its group");
+      return -1;
+    }
+  elfpatch_note ("%s: cannot keep owner and group (not root)", img->path);
+  return 0;
+}
+
 /* Owner, group, mode and attributes of IMG onto FD.  */
 static int
 copy_metadata (struct image *img, int fd, const char *tmp)
@@ -118,7 +158,8 @@ copy_metadata (struct image *img, int fd, const char *tmp)
           error (0, errno, "error: %s", tmp);
           return -1;
         }
-      elfpatch_note ("%s: cannot keep owner and group (not root)", img->path);
+      if (keep_what_may_be_kept (img, fd) != 0)
+        return -1;
     }
   if (fchmod (fd, img->st.st_mode & 07777) != 0)
     {
@@ -168,10 +209,15 @@ update_write_back (struct image *img)
              img->path, dir);
       goto out;
     }
-  if (write_all (fd, img->buf, img->size) != 0)
+  struct sigaction ignore = { .sa_handler = SIG_IGN }, old_xfsz;
+  sigaction (SIGXFSZ, &ignore, &old_xfsz);
+  int written = write_all (fd, img->buf, img->size);
+  int write_errno = errno;
+  sigaction (SIGXFSZ, &old_xfsz, NULL);
+  if (written != 0)
     {
-      error (0, errno, "error: %s: cannot write the new copy %s", img->path,
-             tmp);
+      error (0, write_errno, "error: %s: cannot write the new copy %s",
+             img->path, tmp);
       goto remove;
     }
   if (copy_metadata (img, fd, tmp) != 0)
