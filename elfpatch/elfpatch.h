@@ -3,7 +3,8 @@
  * elfpatch is a pipeline of small steps: an image (image.c) is one ELF
  * file read into memory, with its pbitmap region found and checked and
  * its identity computed; a trace (trace.c) is the parsed form of a trace
- * file; record.c makes traces, fill.c turns traces into the bits of an
+ * file; ehframe.c lists a file's function starts from its unwind table;
+ * record.c makes traces, fill.c turns traces into the bits of an
  * image (with the max_gap device.c chooses), show.c prints an image, and
  * update.c writes a modified image back atomically.  run.c is the
  * launcher: it prefetches a program's bitmaps and those of the libraries
@@ -147,6 +148,13 @@ unsigned char *image_bits (struct image *img);
    buffer.  */
 void image_store_header (struct image *img);
 
+/* The file offset of address ADDR, from the PT_LOAD of ELF whose file
+   contents hold it; -1 when none does.  */
+int vaddr_offset (Elf *elf, uint64_t addr, uint64_t *offset);
+
+/* qsort order of uint64_t values.  */
+int u64_cmp (const void *a, const void *b);
+
 /* Makes room for one more element in *ARRAY of *ALLOC elements of
    ELSIZE bytes, N of them used.  Returns 0 or -1 (errno set).  */
 int array_reserve (void **array, size_t *alloc, size_t n, size_t elsize);
@@ -221,6 +229,12 @@ struct plan_count
 };
 void plan_count_chunk (struct plan_count *p, uint64_t first,
                        uint64_t npages);
+
+/* File offsets of the function starts in ELF's .eh_frame_hdr search
+   table (ehframe.c), ascending, without repeats.  0 and *N = 0 when the
+   file has none; -1 with a message naming PATH on a malformed table.  */
+int ehframe_entries (Elf *elf, const char *path, uint64_t **offsets,
+                     size_t *n);
 
 /* The region's max_gap (device.c): given with --max-gap, or from the
    profile of a device, named or (DEVICE_AUTO) found under the binary, or

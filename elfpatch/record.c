@@ -256,13 +256,6 @@ capture (pid_t pid, struct recording *rec)
   return rc;
 }
 
-static int
-u64_cmp (const void *a, const void *b)
-{
-  uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
-  return x < y ? -1 : x > y;
-}
-
 int
 mapped_file_block (struct mapped_file *f, struct trace *t)
 {

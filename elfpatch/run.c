@@ -224,26 +224,6 @@ out:
 
 /* ---- what a file needs ------------------------------------------------- */
 
-/* The file offset of address ADDR, from the PT_LOADs of ELF.  */
-static int
-vaddr_offset (Elf *elf, uint64_t addr, uint64_t *offset)
-{
-  size_t phnum;
-  if (elf_getphdrnum (elf, &phnum) != 0)
-    return -1;
-  for (size_t i = 0; i < phnum; i++)
-    {
-      GElf_Phdr ph;
-      if (gelf_getphdr (elf, (int) i, &ph) != NULL && ph.p_type == PT_LOAD
-          && addr >= ph.p_vaddr && addr - ph.p_vaddr < ph.p_filesz)
-        {
-          *offset = addr - ph.p_vaddr + ph.p_offset;
-          return 0;
-        }
-    }
-  return -1;
-}
-
 /* The NUL-terminated string at OFFSET of FD, at most LIMIT bytes with its
    NUL, or null.  */
 static char *

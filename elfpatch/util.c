@@ -119,6 +119,32 @@ pt_note_data (Elf *elf, size_t i, uint64_t file_size, GElf_Phdr *ph)
 }
 
 int
+u64_cmp (const void *a, const void *b)
+{
+  uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+  return x < y ? -1 : x > y;
+}
+
+int
+vaddr_offset (Elf *elf, uint64_t addr, uint64_t *offset)
+{
+  size_t phnum;
+  if (elf_getphdrnum (elf, &phnum) != 0)
+    return -1;
+  for (size_t i = 0; i < phnum; i++)
+    {
+      GElf_Phdr ph;
+      if (gelf_getphdr (elf, (int) i, &ph) != NULL && ph.p_type == PT_LOAD
+          && addr >= ph.p_vaddr && addr - ph.p_vaddr < ph.p_filesz)
+        {
+          *offset = addr - ph.p_vaddr + ph.p_offset;
+          return 0;
+        }
+    }
+  return -1;
+}
+
+int
 page_range_cmp (const void *a, const void *b)
 {
   const struct page_range *x = a, *y = b;

@@ -13,7 +13,9 @@
  *             found and valid in the buffer that update_write_back would
  *             write; and --show --traces with that trace;
  *   --record  identity_compute on an open descriptor, as --record
- *             identifies the files a program maps;
+ *             identifies the files a program maps, and ehframe_entries,
+ *             as it finds the function starts of a traced file (the
+ *             starts must be ascending, without repeats);
  *   --resync  on a file whose program header is stale: after the
  *             re-sync the buffer must hold a region found through its
  *             program header, where the note was, and the same identity.
@@ -154,12 +156,31 @@ resync_stale (void)
 }
 
 static void
+function_starts (Elf *elf)
+{
+  uint64_t *starts;
+  size_t n;
+  if (ehframe_entries (elf, elf_file.path, &starts, &n) != 0)
+    return;
+  for (size_t i = 1; i < n; i++)
+    if (starts[i] <= starts[i - 1])
+      {
+        fprintf (stderr, "function starts not ascending\n");
+        abort ();
+      }
+  free (starts);
+}
+
+static void
 record_identity (size_t size)
 {
   Elf *elf = elf_begin (elf_file.fd, ELF_C_READ_MMAP, NULL);
+  int is_elf = elf != NULL && elf_kind (elf) == ELF_K_ELF;
   struct identity id;
-  identity_compute (elf_file.path, elf != NULL && elf_kind (elf) == ELF_K_ELF
-                    ? elf : NULL, NULL, elf_file.fd, size, &id);
+  identity_compute (elf_file.path, is_elf ? elf : NULL, NULL, elf_file.fd,
+                    size, &id);
+  if (is_elf)
+    function_starts (elf);
   if (elf != NULL)
     elf_end (elf);
 }

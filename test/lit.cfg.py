@@ -30,6 +30,8 @@ subst.append(("%cc", config.cc))
 subst.append(("%elfpatch", os.path.join(b, "elfpatch", "elfpatch")))
 subst.append(("%evict", os.path.join(b, "test", "tools", "evict")))
 subst.append(("%runstat", os.path.join(b, "test", "tools", "runstat")))
+subst.append(("%ehframe_entries",
+              os.path.join(b, "test", "tools", "ehframe-entries")))
 subst.append(("%replay_runtime_region",
               os.path.join(b, "fuzz", "replay-runtime-region")))
 subst.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
