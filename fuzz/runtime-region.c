@@ -15,19 +15,23 @@
  *    anonymous reservation that is PROT_NONE everywhere else, with each
  *    segment's protection: any read the runtime makes outside what the
  *    kernel would have mapped is a SIGSEGV that the fuzzer reports;
- *  - the runtime then looks for its ELF header from the address of the
- *    region (as it does from __pbitmap_region): where the file's first
- *    pbitmap note is mapped, or else where its PT_PRESENT_BITMAP points,
- *    and when it finds one runs the prefetch in every mode, the debug
- *    line, the library mark and the DT_SONAME lookup;
- *  - its system calls that act on address ranges (madvise, mincore) are
- *    routed here and checked: every range must lie in the file-backed
- *    pages of the PT_LOADs of the headers the runtime found, which is
- *    where it promises to read.  (Those are the file's own headers, but
- *    for a file crafted with a second ELF header at the start of the
- *    region's page, which the runtime takes for its own; advice on
- *    memory that is not mapped is harmless, and every read it makes is
- *    still checked by the PROT_NONE pages around the mapping.)
+ *  - the runtime then reads its headers from the mapped ELF header (where
+ *    AT_PHDR's page or the dynamic linker's list would put it) and accepts
+ *    them when their region maps to the address of the region (as
+ *    __pbitmap_region would be: where the file's first pbitmap note is
+ *    mapped, or else where its PT_PRESENT_BITMAP points); when they do it
+ *    runs the prefetch in every mode, the debug line and the DT_SONAME
+ *    lookup, as an executable's runtime (memory read as mapped) and as a
+ *    library's (memory read only once MADV_POPULATE_READ, here the real
+ *    one on the harness's own mapping, says it can be);
+ *  - its system calls that act on address ranges (madvise) are routed
+ *    here and checked: every range must lie in the file-backed pages of
+ *    the PT_LOADs of the headers the runtime found, which is where it
+ *    promises to read.  The residency sample's calls (getrusage, openat,
+ *    preadv2, close) are routed too: the input's last byte says whether
+ *    the process has taken a major fault and whether the pages are
+ *    cached, and preadv2 reads the input itself at offsets that must lie
+ *    in the file.
  *
  * The debug line is built but not written.
  */
@@ -42,12 +46,20 @@
 
 /* Routed to the checks below; every other system call is the real one.  */
 #define rt_madvise fuzz_madvise
-#define rt_mincore fuzz_mincore
+#define rt_populate fuzz_populate
 #define rt_write fuzz_write
+#define rt_getrusage fuzz_getrusage
+#define rt_openat fuzz_openat
+#define rt_preadv2 fuzz_preadv2
+#define rt_close fuzz_close
 static long fuzz_madvise (unsigned long addr, unsigned long len, int advice);
-static long fuzz_mincore (unsigned long addr, unsigned long len,
-                          unsigned char *vec);
+static long fuzz_populate (unsigned long addr, unsigned long len);
 static long fuzz_write (int fd, const void *buf, unsigned long len);
+static long fuzz_getrusage (int who, struct rt_rusage *ru);
+static long fuzz_openat (int dirfd, const char *path, int flags);
+static long fuzz_preadv2 (int fd, void *buf, unsigned long len, long off,
+                          int flags);
+static long fuzz_close (int fd);
 
 #include "prefetch.c"
 
@@ -76,8 +88,14 @@ static struct
   uintptr_t file_start[RT_PHNUM_MAX];
   uintptr_t file_end[RT_PHNUM_MAX];
   size_t nfile;
-  int resident;                 /* what mincore answers */
+  int cold;                     /* what getrusage says */
+  int resident;                 /* what preadv2 with RWF_NOWAIT says */
+  const uint8_t *data;          /* the file preadv2 reads */
+  size_t size;
+  int open;                     /* the descriptor is open */
 } mapped;
+
+#define FUZZ_FD 1000
 
 static uintptr_t
 page_down (uintptr_t a)
@@ -115,9 +133,8 @@ file_backed (uintptr_t addr, uintptr_t len)
 static long
 fuzz_madvise (unsigned long addr, unsigned long len, int advice)
 {
-  (void) advice;
-  if (len == 0 || len > PBITMAP_CHUNK_PAGES * RT_PAGE || addr % RT_PAGE != 0
-      || !file_backed (addr, len))
+  if (len == 0 || addr % RT_PAGE != 0 || !file_backed (addr, len)
+      || (advice == RT_MADV_WILLNEED && len > PBITMAP_CHUNK_PAGES * RT_PAGE))
     {
       fprintf (stderr, "runtime advised [0x%lx, +0x%lx) outside the "
                "file-backed pages of its PT_LOADs\n", addr, len);
@@ -126,16 +143,72 @@ fuzz_madvise (unsigned long addr, unsigned long len, int advice)
   return 0;
 }
 
+/* The real MADV_POPULATE_READ, on memory of the reservation only: the
+   runtime checks its own pages with it.  */
 static long
-fuzz_mincore (unsigned long addr, unsigned long len, unsigned char *vec)
+fuzz_populate (unsigned long addr, unsigned long len)
 {
-  if (len != RT_PAGE || !file_backed (addr, len))
+  uintptr_t start = (uintptr_t) mapped.reserve;
+  if (addr % RT_PAGE != 0 || len == 0 || addr < start
+      || addr - start > mapped.reserve_size
+      || len > mapped.reserve_size - (addr - start))
     {
-      fprintf (stderr, "runtime sampled [0x%lx, +0x%lx) outside the "
-               "file-backed pages of its PT_LOADs\n", addr, len);
+      fprintf (stderr, "runtime checked [0x%lx, +0x%lx) outside its "
+               "object\n", addr, len);
       abort ();
     }
-  *vec = (unsigned char) mapped.resident;
+  return madvise ((void *) addr, page_up (len), MADV_POPULATE_READ) == 0
+         ? 0 : -RT_EINVAL;
+}
+
+static long
+fuzz_getrusage (int who, struct rt_rusage *ru)
+{
+  (void) who;
+  memset (ru, 0, sizeof *ru);
+  ru->ru_majflt = mapped.cold;
+  return 0;
+}
+
+static long
+fuzz_openat (int dirfd, const char *path, int flags)
+{
+  (void) dirfd;
+  (void) flags;
+  if (mapped.open || strcmp (path, "fuzz") != 0)
+    abort ();
+  mapped.open = 1;
+  return FUZZ_FD;
+}
+
+/* The input read as the file: the first page is always cached, the
+   others as the input says.  */
+static long
+fuzz_preadv2 (int fd, void *buf, unsigned long len, long off, int flags)
+{
+  if (fd != FUZZ_FD || !mapped.open || flags != RT_RWF_NOWAIT || off < 0
+      || len == 0)
+    abort ();
+  if ((unsigned long) off >= mapped.size)
+    {
+      fprintf (stderr, "runtime sampled offset 0x%lx past the end of the "
+               "file (0x%zx)\n", off, mapped.size);
+      abort ();
+    }
+  if (!mapped.resident && off >= (long) RT_PAGE)
+    return -11;
+  size_t n = mapped.size - (size_t) off < len ? mapped.size - (size_t) off
+                                                : len;
+  memcpy (buf, mapped.data + off, n);
+  return (long) n;
+}
+
+static long
+fuzz_close (int fd)
+{
+  if (fd != FUZZ_FD || !mapped.open)
+    abort ();
+  mapped.open = 0;
   return 0;
 }
 
@@ -245,6 +318,14 @@ map_object (const uint8_t *data, size_t size)
   return bias;
 }
 
+/* Whether the page of the harness's mapping at ADDR can be read, by the
+   kernel's MADV_POPULATE_READ.  */
+static int
+readable (uintptr_t addr)
+{
+  return madvise ((void *) page_down (addr), RT_PAGE, MADV_POPULATE_READ) == 0;
+}
+
 /* Whether the 16-aligned file offset AT holds a pbitmap note header.  */
 static int
 note_at (const uint8_t *data, size_t size, size_t at)
@@ -288,9 +369,27 @@ region_address (const uint8_t *data, size_t size, uintptr_t bias)
     }
   if (addr == 0 || addr < (uintptr_t) mapped.reserve
       || addr - (uintptr_t) mapped.reserve >= mapped.reserve_size
-      || !rt_readable (page_down (addr)))
+      || !readable (addr))
     return 0;
   return addr;
+}
+
+/* Where the file's ELF header is mapped (as the page of AT_PHDR or the
+   load address in the dynamic linker's list would be: by the PT_LOAD at
+   file offset 0), or 0.  */
+static uintptr_t
+ehdr_address (const uint8_t *data, uintptr_t bias)
+{
+  Elf64_Ehdr eh;
+  memcpy (&eh, data, sizeof eh);
+  for (size_t i = 0; i < eh.e_phnum; i++)
+    {
+      Elf64_Phdr ph;
+      memcpy (&ph, data + eh.e_phoff + i * sizeof ph, sizeof ph);
+      if (ph.p_type == PT_LOAD && ph.p_offset == 0)
+        return readable (bias + ph.p_vaddr) ? bias + ph.p_vaddr : 0;
+    }
+  return 0;
 }
 
 /* The options of an environment made from the last bytes of the input,
@@ -324,6 +423,31 @@ touch_name (const struct image *im)
   (void) sink;
 }
 
+/* Every mode, the debug line and the name, on the headers IM the runtime
+   accepted, in a process whose auxiliary vector says it is not secure.  */
+static void
+run_modes (const uint8_t *data, size_t size, const struct image *im)
+{
+  static const unsigned long auxv[] = { AT_PAGESZ, RT_PAGE, AT_SECURE, 0,
+                                        AT_NULL, 0 };
+  const unsigned modes[] = {
+    fuzzed_options (data, size),
+    MODE_WILLNEED | OPT_DEBUG,
+    MODE_POPULATE | OPT_NOCHECK | OPT_DEBUG,
+    MODE_FULL | OPT_DEBUG,
+  };
+  file_backed_from (im);
+  for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
+    {
+      struct proc pr = { modes[i], auxv, -1 };
+      struct outcome o;
+      run (&pr, im, "fuzz", &o);
+      if (modes[i] & OPT_DEBUG)
+        report ("fuzz", RT_NAME_MAX, &o, "harness");
+    }
+  touch_name (im);
+}
+
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
@@ -331,26 +455,17 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   if (bias == 0)
     return 0;
   uintptr_t region = region_address (data, size, bias);
-  struct image im;
-  if (region != 0 && image_find_at (region, &im) == 0)
+  uintptr_t eh = ehdr_address (data, bias);
+  mapped.data = data;
+  mapped.size = size;
+  mapped.resident = size > 0 && (data[size - 1] & 1);
+  mapped.cold = size > 0 && (data[size - 1] & 2);
+  /* As an executable's runtime, then as a library's.  */
+  for (int check = 0; check < 2 && region != 0 && eh != 0; check++)
     {
-      const unsigned modes[] = {
-        fuzzed_options (data, size),
-        MODE_WILLNEED | OPT_DEBUG,
-        MODE_POPULATE | OPT_NOCHECK | OPT_DEBUG,
-        MODE_FULL | OPT_DEBUG,
-      };
-      file_backed_from (&im);
-      mapped.resident = size > 0 && (data[size - 1] & 1);
-      for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
-        {
-          struct outcome o;
-          run (modes[i], &im, &o);
-          if (modes[i] & OPT_DEBUG)
-            report ("fuzz", RT_NAME_MAX, &o, "harness");
-        }
-      touch_name (&im);
-      object_mark (&im);
+      struct image im;
+      if (image_find_at ((const rt_ehdr *) eh, region, check, &im) == 0)
+        run_modes (data, size, &im);
     }
   munmap (mapped.reserve, mapped.reserve_size);
   return 0;

@@ -31,15 +31,15 @@
  *   64  s64 entry         0, or the runtime's entry slot's address minus
  *                         this field's address (set by the linker through
  *                         a PC-relative relocation; kept by fills).  The
- *                         16-byte slot holds, relative to itself, the
- *                         entry stub and the original entry point (0 when
- *                         e_entry was not redirected); see doc/format.md
+ *                         32-byte slot holds, relative to itself, the
+ *                         entry stub, the original entry point (0 when
+ *                         e_entry was not redirected) and the runtime's
+ *                         walk record, then "pbm-walk"; see doc/format.md
  *   72  s64 mark          0, or the address of the shared-library runtime's
- *                         8-byte mark minus this field's address (set by
- *                         the linker like entry; kept by fills).  The
- *                         mark holds "pbm-todo" until the executable's
- *                         runtime prefetches the library and writes
- *                         "pbm-done"; see doc/format.md
+ *                         8-byte mark ("pbm-todo") minus this field's
+ *                         address (set by the linker like entry; kept by
+ *                         fills).  No runtime reads or writes through it;
+ *                         see doc/format.md
  *   80  u64 reserved[2]   zero
  *   96  u8  bits[]        ceil(capacity / 8) bytes, then zero padding
  *

@@ -22,10 +22,15 @@
  *                                   linker (an R_X86_64_PC64 below)
  *   __pbitmap_entry_slot + 8   s64  original entry - slot, 0 until the
  *                                   plugin redirects the entry point
+ *   __pbitmap_entry_slot + 16  s64  __pbitmap_walked - slot (linker)
+ *   __pbitmap_entry_slot + 24  u64  "pbm-walk"
  *
  * The plugin finds the slot through the region's entry field (see
  * doc/format.md).  The stub never reads the region: the program starts
- * the same whatever its bitmap holds.
+ * the same whatever its bitmap holds.  The last two words are for the
+ * libraries' runtimes: they find the executable's walk record
+ * (__pbitmap_walked in prefetch.c) through the same field and check the
+ * fourth word before they follow the third.
  */
 
 #include <cet.h>
@@ -63,6 +68,8 @@ __pbitmap_entry:
 __pbitmap_entry_slot:
 	.quad	__pbitmap_entry - __pbitmap_entry_slot
 	.quad	0
+	.quad	__pbitmap_walked - __pbitmap_entry_slot
+	.ascii	"pbm-walk"
 	.size	__pbitmap_entry_slot, . - __pbitmap_entry_slot
 
 	.section .note.GNU-stack, "", @progbits

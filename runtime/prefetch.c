@@ -9,29 +9,37 @@
  *     in "-nocheck", which skips step 5's residency sample; an unknown
  *     value is the default.  PBITMAP_DEBUG (any value but "", "0" and
  *     "off") makes the runtime print one line per object to standard
- *     error.  When a PBITMAP variable is present the runtime also reads
- *     AT_SECURE from the auxiliary vector: a setuid, setgid or
- *     file-capability program ignores all PBITMAP variables, and so does a
- *     program whose AT_SECURE cannot be read.
+ *     error.  AT_SECURE, AT_EXECFN and AT_PHDR come from the auxiliary
+ *     vector on the initial stack, found after the environment array that
+ *     follows ARGV there (glibc passes the initial ARGV to every hook,
+ *     dlopen included): a setuid, setgid or file-capability program
+ *     ignores all PBITMAP variables, and so does a program whose
+ *     auxiliary vector is not found.
  *
- *  2. Program headers.  The region object defines the hidden symbol
- *     __pbitmap_region at the region.  The plugin places the region in the
- *     first PT_LOAD, in the first two pages of the file, so the ELF header
- *     is at the page boundary at or one page below it.  A candidate is
- *     read only if the kernel says it is readable, and so are the notes
- *     and the region: the constructor of a library loaded first (or an
- *     audit module) may have unmapped or protected an object's pages
- *     before its runtime runs.  A candidate is the header when it has ELF
- *     magic, its program headers lie in its first page, and its region
- *     (below) maps exactly to __pbitmap_region.  The load bias is the
+ *  2. Program headers.  Nothing is searched for.  The executable's
+ *     program headers are where AT_PHDR says, its ELF header at the start
+ *     of their page.  A library's ELF header is at its load address,
+ *     which the dynamic linker's list gives (step 7): the entry with the
+ *     highest load address at or below __pbitmap_region, the region the
+ *     plugin's region object defines.  (The linker's __ehdr_start would
+ *     say it too, but eu-elflint reports that symbol, which lies in no
+ *     section.)  The header's program headers must lie in its first page,
+ *     no unreadable PT_LOAD may share a page with another, and its region
+ *     (below) must map exactly to __pbitmap_region.  The load bias is the
  *     address of the ELF header minus the p_vaddr of the PT_LOAD with
  *     p_offset 0, and must agree with PT_PHDR when there is one.
  *     A tool that moved the note (patchelf) leaves the program header
  *     pointing at __pbitmap_region, where other bytes are now, and step 3
  *     finds them no valid region; once elfpatch --resync has pointed it
- *     at the note's new place, a candidate is also the header when
- *     __pbitmap_region lies in the file range of one of its PT_LOADs and
- *     every page of the region it points at is readable.
+ *     at the note's new place, the header is also accepted when
+ *     __pbitmap_region lies in the file range of one of its PT_LOADs.
+ *     Memory is read where these headers say the file is mapped
+ *     readable.  The executable's runtime runs before any constructor and
+ *     reads the pages as the kernel and the dynamic linker mapped them.
+ *     A library's runtime runs after the constructors of the libraries it
+ *     depends on, which may have unmapped or protected its pages, so it
+ *     reads a range of its own image only once MADV_POPULATE_READ has
+ *     faulted it in, which fails where a read would fault.
  *
  *  3. Region.  Exactly one PT_PRESENT_BITMAP, or, when there is none (a
  *     linker that merges all notes into one PT_NOTE), exactly one pbitmap
@@ -54,9 +62,16 @@
  *     every page of every PT_LOAD's file range.
  *
  *  5. Residency sample.  Unless "-nocheck", the plan is first only
- *     counted, keeping up to 16 of its pages evenly spread over it; if
- *     mincore says all of them are resident, nothing is issued ("cached"):
- *     a warm start costs one scan of the bits and 16 mincore calls.
+ *     counted, keeping up to 16 of its pages evenly spread over it.  If
+ *     the process has taken a major fault already (getrusage), the start
+ *     is cold and the plan is issued.  Otherwise the object's file is
+ *     opened read-only and non-blocking by the name the process knows it
+ *     by (AT_EXECFN, or the dynamic linker's name for a library; never in
+ *     a secure process), its ELF and program headers are compared with
+ *     the mapped ones, and a one-byte preadv2 with RWF_NOWAIT of each
+ *     sampled page asks whether it is in the page cache; if all are,
+ *     nothing is issued ("cached").  No name, another file or any page
+ *     not cached: the plan is issued.
  *
  *  6. Issue.  Each chunk is one madvise call: MADV_WILLNEED, or
  *     MADV_POPULATE_READ in mode populate (then WILLNEED if the kernel
@@ -69,20 +84,20 @@
  *     with it, so the executable's hook then walks the dynamic linker's
  *     list of loaded objects (struct r_debug, found through the
  *     executable's DT_DEBUG) and does steps 3 to 6 for every one whose
- *     headers and region check out, each line ending in "via PROGRAM".  A
- *     library linked with pbitmap has its own copy of this runtime, in its
- *     .init_array; the executable tells that copy its work is done by
- *     setting the copy's 8-byte mark from "pbm-todo" to "pbm-done".  It
- *     finds the mark without a symbol (a version script may hide any):
- *     the library's region header, already checked in step 3, has the
- *     mark's address relative to its mark field, which the linker set
- *     (doc/format.md); the mark must lie 8-aligned in the library's
- *     writable, non-RELRO file data and hold "pbm-todo".
- *     The copy then does nothing.  A library loaded later by dlopen, or into
- *     a program without the runtime, keeps "pbm-todo" and prefetches
- *     itself.  (A residency sample cannot tell the copy: right after
- *     WILLNEED the pages are in the page cache but not yet read, and
- *     mincore counts only pages that are.)
+ *     headers and region check out, each line ending in "via PROGRAM".
+ *     It then records, in its own data, the last object of the list it
+ *     walked.  A library linked with pbitmap has its own copy of this
+ *     runtime, in its .init_array; that copy finds the executable's
+ *     program headers through AT_PHDR, the record through the
+ *     executable's region (its entry field leads to the entry slot, whose
+ *     third word leads to the record, doc/format.md), and its own place
+ *     in the list as in step 2: at or before the recorded object, the
+ *     executable's runtime did its work and it does nothing.  A library
+ *     loaded later by dlopen, or into a program without the runtime, is
+ *     not in the walked part of the list and prefetches itself.  Nothing
+ *     is written into another object.  (A residency sample cannot tell
+ *     the copy: right after WILLNEED the pages are in the page cache but
+ *     not yet read.)
  *
  *  8. Start-up.  When a static executable's entry stub has issued reads,
  *     its segments are MADV_RANDOM until the runtime's .preinit_array
@@ -90,10 +105,13 @@
  *     start-up faults read only their own page (__pbitmap_entry_run).
  *
  * The work is bounded by the regions' sizes, the number of PT_LOADs and
- * of loaded objects.  Only raw system calls are made, nothing is
- * allocated, nothing is written but the debug lines and the libraries'
- * marks, and errno is never touched.  Pages outside every PT_LOAD
- * (section headers, debug information) are never read.
+ * of loaded objects.  Only raw system calls are made, and only ones that
+ * systemd's @system-service filter and Docker's default seccomp profile
+ * allow; one that fails makes the runtime do less, never stop the
+ * program.  Nothing is allocated, no memory is written but this
+ * runtime's own, nothing but the debug lines is written to a file, and
+ * errno is never touched.  Pages outside every PT_LOAD (section headers,
+ * debug information) are never read.
  */
 
 #include <stddef.h>
@@ -124,18 +142,22 @@ typedef Elf64_Dyn rt_dyn;
 /* Longest NAME copied into the debug line.  */
 #define RT_NAME_MAX 200u
 
-/* Pages sampled with mincore before any madvise (the vector is on the
-   stack), PT_LOADs an object may have, and objects the executable's
-   runtime looks at in the dynamic linker's list: more of either is
-   unexpected, and then nothing is done.  */
+/* Pages sampled before any madvise, PT_LOADs an object may have, and
+   objects the runtime looks at in the dynamic linker's list: more of
+   either is unexpected, and then nothing is done.  */
 #define RT_SAMPLES 16u
 #define RT_LOADS_MAX 16u
 #define RT_OBJECTS_MAX 4096u
 
-/* The library runtime's mark (see the library hook at the end): its two
-   values, "pbm-todo" and "pbm-done", as little-endian bytes.  */
-#define RT_MARK_TODO 0x6f646f742d6d6270ull
-#define RT_MARK_DONE 0x656e6f642d6d6270ull
+/* Words of the auxiliary vector looked at, and null words skipped
+   between the environment and it (unsetenv shifts the environment array
+   down in place, leaving a null behind for each variable it removed).  */
+#define RT_AUXV_WORDS (2u * 64u)
+#define RT_ENV_HOLES_MAX 4096u
+
+/* The fourth word of the entry slot (entry.S): "pbm-walk", little-endian,
+   which says that the third leads to the walk record.  */
+#define RT_SLOT_MAGIC 0x6b6c61772d6d6270ull
 
 /* The first byte of this object's region: the object the linker plugin
    adds to every link defines it, hidden, so its address is PC-relative
@@ -143,6 +165,7 @@ typedef Elf64_Dyn rt_dyn;
    relocated itself).  A link without that object fails.  */
 extern const unsigned char __pbitmap_region[]
   __attribute__ ((visibility ("hidden")));
+
 
 /* Word-sized loads from the bitmap, which other code only sees as
    bytes.  */
@@ -240,95 +263,106 @@ env_options (char *const *envp)
   return opts;
 }
 
-/* AT_SECURE from the auxiliary vector at AUXV, N words long (N even);
-   -1 if it is not there.  */
-static int
-auxv_secure (const unsigned long *auxv, size_t n)
+/* What a hook knows of its process: the options in effect, the auxiliary
+   vector, and whether the process has taken a major fault (-1: not asked
+   yet).  */
+struct proc
 {
-  for (size_t i = 0; i + 1 < n && auxv[i] != AT_NULL; i += 2)
-    if (auxv[i] == AT_SECURE)
-      return auxv[i + 1] != 0;
-  return -1;
+  unsigned opts;
+  const unsigned long *auxv;    /* null when not found */
+  int majflt;
+};
+
+/* The value of auxiliary vector entry TYPE, or 0.  */
+static unsigned long
+auxv_value (const struct proc *pr, unsigned long type)
+{
+  const unsigned long *a = pr->auxv;
+  for (size_t i = 0; a != NULL && i + 1 < RT_AUXV_WORDS && a[i] != AT_NULL;
+       i += 2)
+    if (a[i] == type)
+      return a[i + 1];
+  return 0;
 }
 
-#if defined PBITMAP_HOOK_EXEC
-/* An executable's initial stack holds the auxiliary vector right after
-   the environment's terminating null.  The dynamic linker only ever
-   shortens the environment in place (unsetenv, in secure mode), which
-   leaves a null right after the first one: then AT_SECURE is not found
-   and the program counts as secure, which it is.  */
-static int
-process_secure (char *const *envp)
+/* The auxiliary vector on the initial stack: after ARGV's null, the
+   environment array the kernel put there and its null, and, when unsetenv
+   has removed variables from that array, the nulls it left behind.  The
+   kernel always gives AT_PAGESZ; a vector without it was not found.  */
+static const unsigned long *
+auxv_find (int argc, char **argv)
 {
-  if (envp == NULL)
-    return 1;
-  while (*envp != NULL)
-    envp++;
-  int s = auxv_secure ((const unsigned long *) (envp + 1), 2 * 64);
-  return s != 0;
+  if (argc < 0 || argv == NULL || argv[argc] != NULL)
+    return NULL;
+  char **p = argv + argc + 1;
+  while (*p != NULL)
+    p++;
+  for (unsigned holes = 0; *p == NULL; p++)
+    if (++holes > RT_ENV_HOLES_MAX)
+      return NULL;
+  struct proc pr = { 0, (const unsigned long *) p, -1 };
+  return auxv_value (&pr, AT_PAGESZ) == RT_PAGE ? pr.auxv : NULL;
 }
-#else
-/* A library cannot trust that the array it is given is still the one on
-   the initial stack (setenv may have moved it), so it reads the kernel's
-   copy.  Anything unexpected counts as secure.  */
+
+/* Whether AT_SECURE is set; a process whose vector was not found counts
+   as secure.  */
 static int
-process_secure (char *const *envp)
+proc_secure (const struct proc *pr)
 {
-  (void) envp;
-  unsigned long auxv[128];
-  long fd = rt_openat (RT_AT_FDCWD, "/proc/self/auxv",
-                       RT_O_RDONLY | RT_O_CLOEXEC);
-  if (fd < 0)
-    return 1;
-  size_t have = 0;
-  while (have < sizeof auxv)
+  return pr->auxv == NULL || auxv_value (pr, AT_SECURE) != 0;
+}
+
+/* The options in effect (none under AT_SECURE), from the hook's
+   arguments.  */
+static void
+proc_init (struct proc *pr, int argc, char **argv, char **envp)
+{
+  pr->auxv = auxv_find (argc, argv);
+  pr->majflt = -1;
+  pr->opts = env_options (envp);
+  if (pr->opts != 0 && proc_secure (pr))
+    pr->opts = 0;
+}
+
+/* Whether the process has had to wait for the disk in a page fault yet:
+   then the start is cold, and a residency sample would only cost.  A
+   getrusage the kernel refuses counts as cold.  */
+static int
+proc_cold (struct proc *pr)
+{
+  if (pr->majflt < 0)
     {
-      long n = rt_read ((int) fd, (char *) auxv + have, sizeof auxv - have);
-      if (n <= 0)
-        break;
-      have += (size_t) n;
+      struct rt_rusage ru;
+      pr->majflt = rt_getrusage (RT_RUSAGE_SELF, &ru) != 0 || ru.ru_majflt != 0;
     }
-  rt_close ((int) fd);
-  int s = auxv_secure (auxv, have / sizeof auxv[0]);
-  return s != 0;
-}
-#endif
-
-/* The options in effect: none under AT_SECURE.  */
-static unsigned
-options (char *const *envp)
-{
-  unsigned opts = env_options (envp);
-  if (opts != 0 && process_secure (envp))
-    return 0;
-  return opts;
+  return pr->majflt;
 }
 
 /* ---- program headers -------------------------------------------------- */
 
-/* The program headers of this object and its load bias.  */
+/* The headers of an object, its load bias, and whether its memory must
+   be faulted in before it is read (a library's own image, step 2).  */
 struct image
 {
+  const unsigned char *ehdr;
   const unsigned char *phdr;
   size_t phnum;
   size_t phentsize;
   uintptr_t bias;
+  int check;
 };
 
-/* Whether the kernel says [ADDR, ADDR + LEN) can be read.  An object's
-   own pages need not be: the constructor of a library it depends on, or
-   an audit module, may have unmapped or protected them before this
-   runtime runs, and the program may well never touch them again.  */
+/* Whether [ADDR, ADDR + LEN) of IM may be read: always, or for an image
+   that must be checked, once MADV_POPULATE_READ has faulted it in.  */
 static int
-memory_readable (uintptr_t addr, size_t len)
+memory_readable (const struct image *im, uintptr_t addr, size_t len)
 {
   if (addr == 0 || len == 0 || addr > UINTPTR_MAX - len)
     return 0;
-  for (uintptr_t page = addr & ~(uintptr_t) (RT_PAGE - 1);
-       page <= addr + len - 1; page += RT_PAGE)
-    if (page == 0 || !rt_readable (page))
-      return 0;
-  return 1;
+  if (!im->check)
+    return 1;
+  uintptr_t start = addr & ~(uintptr_t) (RT_PAGE - 1);
+  return rt_populate (start, addr + len - start) == 0;
 }
 
 static const rt_phdr *
@@ -337,12 +371,47 @@ image_phdr (const struct image *im, size_t i)
   return (const rt_phdr *) (im->phdr + i * im->phentsize);
 }
 
-/* Fills IM from the ELF header at EH.  Returns 0, or -1 when anything is
-   unexpected.  */
-static int
-image_from_ehdr (const rt_ehdr *eh, struct image *im)
+/* The pages [*FIRST, *LAST] of memory the PT_LOAD PH maps.  */
+static void
+load_pages (const rt_phdr *ph, uintptr_t bias, uintptr_t *first,
+            uintptr_t *last)
 {
+  *first = (bias + ph->p_vaddr) / RT_PAGE;
+  *last = (bias + ph->p_vaddr + (ph->p_memsz ? ph->p_memsz - 1 : 0)) / RT_PAGE;
+}
+
+/* Whether two PT_LOADs of IM map the same page of memory and one of them
+   cannot be read: the later one's mapping replaces the earlier one's
+   there, so a page one of them says is readable may not be.  (Two
+   readable ones may share a page: the linker makes that when a segment
+   ends one byte into the next one's first page.)  */
+static int
+loads_overlap (const struct image *im)
+{
+  for (size_t i = 0; i < im->phnum; i++)
+    for (size_t j = i + 1; j < im->phnum; j++)
+      {
+        const rt_phdr *a = image_phdr (im, i), *b = image_phdr (im, j);
+        uintptr_t a0, a1, b0, b1;
+        if (a->p_type != PT_LOAD || b->p_type != PT_LOAD)
+          continue;
+        load_pages (a, im->bias, &a0, &a1);
+        load_pages (b, im->bias, &b0, &b1);
+        if (a0 <= b1 && b0 <= a1
+            && ((a->p_flags & PF_R) == 0 || (b->p_flags & PF_R) == 0))
+          return 1;
+      }
+  return 0;
+}
+
+/* Fills IM from the ELF header at EH, which CHECK says how to read.
+   Returns 0, or -1 when anything is unexpected.  */
+static int
+image_from_ehdr (const rt_ehdr *eh, int check, struct image *im)
+{
+  im->check = check;
   if (eh == NULL || (uintptr_t) eh % RT_PAGE != 0
+      || !memory_readable (im, (uintptr_t) eh, RT_FIRST_PAGE_BYTES)
       || eh->e_ident[EI_MAG0] != ELFMAG0 || eh->e_ident[EI_MAG1] != ELFMAG1
       || eh->e_ident[EI_MAG2] != ELFMAG2 || eh->e_ident[EI_MAG3] != ELFMAG3
       || eh->e_ident[EI_CLASS] != ELFCLASS64
@@ -356,6 +425,7 @@ image_from_ehdr (const rt_ehdr *eh, struct image *im)
       || phnum * phentsize > RT_FIRST_PAGE_BYTES - eh->e_phoff)
     return -1;
 
+  im->ehdr = (const unsigned char *) eh;
   im->phdr = (const unsigned char *) eh + eh->e_phoff;
   im->phnum = phnum;
   im->phentsize = phentsize;
@@ -370,7 +440,7 @@ image_from_ehdr (const rt_ehdr *eh, struct image *im)
           have_bias = 1;
         }
     }
-  if (!have_bias)
+  if (!have_bias || loads_overlap (im))
     return -1;
   for (size_t i = 0; i < phnum; i++)
     {
@@ -412,7 +482,7 @@ note_region (const struct image *im, const rt_phdr *note, rt_phdr *out)
 {
   if (note->p_vaddr % 4 != 0
       || !image_maps (im, note->p_offset, note->p_vaddr, note->p_filesz)
-      || !memory_readable (im->bias + note->p_vaddr, note->p_filesz))
+      || !memory_readable (im, im->bias + note->p_vaddr, note->p_filesz))
     return -1;
   const unsigned char *p = (const unsigned char *) (im->bias + note->p_vaddr);
   uint64_t align = note->p_align == 8 ? 8 : 4, size = note->p_filesz;
@@ -481,50 +551,50 @@ region_phdr (const struct image *im, rt_phdr *reg)
 
 /* Whether the PT_PRESENT_BITMAP of IM, which is not at ADDR, points at a
    re-synced region: ADDR, where the linker put the region, lies in the
-   file range of one of IM's PT_LOADs, and the region it points at now
-   can be read (step 2).  */
+   file range of one of IM's PT_LOADs (step 2).  */
 static int
-region_moved (const struct image *im, const rt_phdr *reg, uintptr_t addr)
+region_moved (const struct image *im, uintptr_t addr)
 {
-  int mine = 0;
   for (size_t i = 0; i < im->phnum; i++)
     {
       const rt_phdr *ld = image_phdr (im, i);
       uintptr_t start = im->bias + ld->p_vaddr;
       if (ld->p_type == PT_LOAD && addr >= start
           && addr - start < ld->p_filesz)
-        mine = 1;
+        return 1;
     }
-  return mine && memory_readable (im->bias + reg->p_vaddr, reg->p_filesz);
+  return 0;
 }
 
-/* Finds the ELF header of the object whose region is at REGION (step 2).
-   A function of its own so that the fuzz harness can call it on the
-   objects it maps.  */
+/* Reads the object's headers from the ELF header EH, as CHECK says, and
+   accepts them when its region is at REGION (step 2).  A function of its
+   own so that the fuzz harness can call it on the objects it maps.  */
 static int
-image_find_at (uintptr_t region, struct image *im)
+image_find_at (const rt_ehdr *eh, uintptr_t region, int check,
+               struct image *im)
 {
-  uintptr_t page = region & ~(uintptr_t) (RT_PAGE - 1);
-  for (int k = 0; k < 2; k++, page -= RT_PAGE)
-    {
-      if (page == 0 || !rt_readable (page))
-        return -1;
-      rt_phdr reg;
-      if (image_from_ehdr ((const rt_ehdr *) page, im) == 0
-          && region_phdr (im, &reg) == 0
-          && (im->bias + reg.p_vaddr == region
-              || region_moved (im, &reg, region)))
-        return 0;
-    }
-  return -1;
+  rt_phdr reg;
+  if (image_from_ehdr (eh, check, im) != 0 || region_phdr (im, &reg) != 0)
+    return -1;
+  return im->bias + reg.p_vaddr == region || region_moved (im, region)
+         ? 0 : -1;
 }
 
-/* Finds this object's ELF header.  */
+#if defined PBITMAP_HOOK_EXEC
+/* The executable's own headers (step 2).  */
 static int
-image_find (struct image *im)
+image_find (const struct proc *pr, struct image *im)
 {
-  return image_find_at ((uintptr_t) __pbitmap_region, im);
+  uintptr_t phdr = auxv_value (pr, AT_PHDR);
+  const rt_ehdr *eh = (const rt_ehdr *) (phdr & ~(uintptr_t) (RT_PAGE - 1));
+  if (phdr == 0 || image_find_at (eh, (uintptr_t) __pbitmap_region, 0, im) != 0
+      || (uintptr_t) im->phdr != phdr)
+    return -1;
+  return 0;
 }
+#else
+static int image_find (const struct proc *pr, struct image *im);
+#endif
 
 /* The checked header of the region, or null.  */
 static const struct pbitmap_header *
@@ -536,7 +606,7 @@ region_header (const struct image *im)
   const struct pbitmap_header *h
     = (const struct pbitmap_header *) (im->bias + reg.p_vaddr);
   if ((uintptr_t) h % PBITMAP_READ_ALIGN != 0
-      || !memory_readable ((uintptr_t) h, reg.p_filesz))
+      || !memory_readable (im, (uintptr_t) h, reg.p_filesz))
     return NULL;
 
   return pbitmap_header_check (h, reg.p_filesz) == PBITMAP_HEADER_OK
@@ -814,18 +884,64 @@ plan_build (struct plan *p, const struct pbitmap_header *h, size_t nsegs,
   pbitmap_chunker_flush (&p->chunker);
 }
 
-/* Whether every sampled page is resident, by mincore on its address.  No
-   sample (nothing planned) is not resident: there is nothing to skip.  */
-static int
-plan_resident (const struct plan *p)
+/* The file offset of the planned page at ADDR: its segment's delta taken
+   away.  Planned pages lie in a segment, gaps read through included.  */
+static uint64_t
+plan_offset (const struct plan *p, size_t nsegs, uintptr_t addr)
 {
-  unsigned char vec[RT_SAMPLES];
-  if (p->nsample == 0)
-    return 0;
-  for (unsigned i = 0; i < p->nsample; i++)
-    if (rt_mincore (p->sample[i], RT_PAGE, &vec[i]) != 0 || !(vec[i] & 1))
-      return 0;
+  for (size_t k = 0; k < nsegs; k++)
+    if (addr >= p->segs[k].delta + p->segs[k].first * RT_PAGE
+        && addr <= p->segs[k].delta + p->segs[k].last * RT_PAGE)
+      return addr - p->segs[k].delta;
+  return UINT64_MAX;
+}
+
+/* Whether the LEN bytes at file offset OFF of FD, read only from the page
+   cache, equal the mapped bytes at MEM.  */
+static int
+file_matches (int fd, uint64_t off, const unsigned char *mem, size_t len)
+{
+  unsigned char buf[1024];
+  for (size_t at = 0; at < len; at += sizeof buf)
+    {
+      size_t n = len - at < sizeof buf ? len - at : sizeof buf;
+      if (rt_preadv2 (fd, buf, n, (long) (off + at), RT_RWF_NOWAIT)
+          != (long) n)
+        return 0;
+      for (size_t i = 0; i < n; i++)
+        if (buf[i] != mem[at + i])
+          return 0;
+    }
   return 1;
+}
+
+/* Whether every sampled page of the plan P of IM is in the page cache
+   (step 5).  PATH names IM's file, or is null.  No sample (nothing
+   planned) is not resident: there is nothing to skip.  */
+static int
+plan_resident (const struct plan *p, size_t nsegs, const struct image *im,
+               struct proc *pr, const char *path)
+{
+  if (p->nsample == 0 || path == NULL || *path == '\0' || proc_secure (pr)
+      || proc_cold (pr))
+    return 0;
+  long fd = rt_openat (RT_AT_FDCWD, path, RT_O_RDONLY | RT_O_NONBLOCK
+                                          | RT_O_NOCTTY | RT_O_CLOEXEC);
+  if (fd < 0)
+    return 0;
+  const rt_ehdr *eh = (const rt_ehdr *) im->ehdr;
+  int resident = file_matches ((int) fd, 0, im->ehdr,
+                               eh->e_phoff + im->phnum * im->phentsize);
+  for (unsigned i = 0; i < p->nsample && resident; i++)
+    {
+      unsigned char byte;
+      uint64_t off = plan_offset (p, nsegs, p->sample[i]);
+      resident = off != UINT64_MAX
+                 && rt_preadv2 ((int) fd, &byte, 1, (long) off,
+                                RT_RWF_NOWAIT) == 1;
+    }
+  rt_close ((int) fd);
+  return resident;
 }
 
 /* ---- the core --------------------------------------------------------- */
@@ -841,17 +957,27 @@ enum status
   ST_OFF
 };
 
-/* Finds IM's region and prefetches what it marks, as OPTS say.  */
+/* Whether the checked region H marks nothing: never filled, or filled
+   with no page.  */
+static int
+region_empty (const struct pbitmap_header *h)
+{
+  return !(h->flags & PBITMAP_F_FILLED) || h->pages_set == 0
+         || h->capacity == 0;
+}
+
+/* Finds IM's region and prefetches what it marks, as OPTS say.  PATH
+   names IM's file for the residency sample, or is null.  */
 static enum status
-prefetch (const struct image *im, unsigned opts, struct counts *n)
+prefetch (const struct image *im, unsigned opts, struct proc *pr,
+          const char *path, struct counts *n)
 {
   const struct pbitmap_header *h = region_header (im);
   if (h == NULL)
     return ST_INVALID;
   unsigned mode = opts & OPT_MODE;
   int full = mode == MODE_FULL;
-  if (!full && (!(h->flags & PBITMAP_F_FILLED) || h->pages_set == 0
-                || h->capacity == 0))
+  if (!full && region_empty (h))
     return ST_EMPTY;
 
   struct segment segs[RT_LOADS_MAX];
@@ -865,7 +991,7 @@ prefetch (const struct image *im, unsigned opts, struct counts *n)
       plan_init (&p, segs, h->max_gap, 0);
       plan_build (&p, h, (size_t) nsegs, full);
       *n = p.n;
-      if (plan_resident (&p))
+      if (plan_resident (&p, (size_t) nsegs, im, pr, path))
         return ST_CACHED;
     }
   plan_init (&p, segs, h->max_gap,
@@ -1048,7 +1174,7 @@ image_dynamic (const struct image *im, size_t *ndyn)
     avail = RT_DYN_BYTES_MAX;
   /* The headers may not be the ones the kernel mapped (a crafted file
      can put a second ELF header where the runtime looks first): ask.  */
-  if (!memory_readable (dyn_addr, avail))
+  if (!memory_readable (im, dyn_addr, avail))
     return NULL;
   *ndyn = avail / sizeof (rt_dyn);
   return (const rt_dyn *) dyn_addr;
@@ -1086,7 +1212,7 @@ dyn_string (const struct image *im, uint64_t off, size_t *max)
     avail = strsz - off;
   if (*max > avail)
     *max = avail;
-  if (!memory_readable (strtab + off, *max))
+  if (!memory_readable (im, strtab + off, *max))
     return NULL;
   return (const char *) (strtab + off);
 }
@@ -1104,10 +1230,14 @@ object_name (const struct image *im, size_t *max)
 
 /* ---- the hooks -------------------------------------------------------- */
 
-/* Runs the core on the object IM (null: this object), as OPTS say.  */
+/* Runs the core on the object IM (null: this object), as PR's options
+   say; PATH names the object's file for the residency sample, or is
+   null.  */
 static void
-run (unsigned opts, const struct image *im, struct outcome *o)
+run (struct proc *pr, const struct image *im, const char *path,
+     struct outcome *o)
 {
+  unsigned opts = pr->opts;
   uint64_t t0 = 0;
   o->n.pages = o->n.runs = o->n.calls = 0;
   o->us = 0;
@@ -1123,14 +1253,13 @@ run (unsigned opts, const struct image *im, struct outcome *o)
           o->have_image = 1;
         }
       else
-        o->have_image = image_find (&o->im) == 0;
-      o->st = o->have_image ? prefetch (&o->im, opts, &o->n) : ST_INVALID;
+        o->have_image = image_find (pr, &o->im) == 0;
+      o->st = o->have_image ? prefetch (&o->im, opts, pr, path, &o->n)
+                            : ST_INVALID;
     }
   if (opts & OPT_DEBUG)
     o->us = us_since (t0);
 }
-
-#if defined PBITMAP_HOOK_EXEC
 
 /* The public heads of glibc's struct r_debug and struct link_map
    (<link.h>), which the dynamic linker keeps for debuggers.  */
@@ -1149,15 +1278,56 @@ struct rt_r_debug
   const struct rt_link_map *r_map;
 };
 
+/* The dynamic linker's list of loaded objects, through the DT_DEBUG of
+   the executable EXE, which the dynamic linker sets; null in a static
+   program or before it is set.  */
+static const struct rt_link_map *
+loaded_objects (const struct image *exe)
+{
+  uint64_t r_ptr;
+  if (dyn_value (exe, DT_DEBUG, &r_ptr) != 0 || r_ptr == 0 || r_ptr % 8 != 0)
+    return NULL;
+  const struct rt_r_debug *r = (const struct rt_r_debug *) r_ptr;
+  if (r->r_version < 1 || (uintptr_t) r->r_map % 8 != 0)
+    return NULL;
+  return r->r_map;
+}
+
+/* The next object of the list after M, or null at the end or at an entry
+   that is not where one can be.  */
+static const struct rt_link_map *
+next_object (const struct rt_link_map *m)
+{
+  const struct rt_link_map *next = m->l_next;
+  return (uintptr_t) next % 8 == 0 ? next : NULL;
+}
+
+#if defined PBITMAP_HOOK_EXEC
+
+/* The last object of the dynamic linker's list that the executable's
+   runtime has walked (step 7), null until it has.  Libraries find it
+   through the executable's region and entry slot (entry.S), never
+   through a symbol, and only read it.  */
+PBITMAP_HIDDEN const struct rt_link_map *volatile __pbitmap_walked;
+
 /* The headers of the loaded object M: the ELF header must be at l_addr
    (where a shared object's first PT_LOAD, at address 0, puts it), valid,
-   and its PT_DYNAMIC must be M's l_ld.  */
+   and its PT_DYNAMIC must be M's l_ld.  The dynamic linker has mapped the
+   object and nothing has run since that could have changed it, but l_addr
+   is only the load bias: an object whose first PT_LOAD is not at address
+   0 has no header there, and possibly no mapping.  So the page is faulted
+   in first, which fails where it is not mapped; a kernel that does not
+   know MADV_POPULATE_READ (before 5.14) says EINVAL, and then the page is
+   read as ld.so left it.  */
 static int
 object_image (const struct rt_link_map *m, struct image *im)
 {
   uintptr_t eh = m->l_addr;
-  if (eh == 0 || eh % RT_PAGE != 0 || !memory_readable (eh, RT_PAGE)
-      || image_from_ehdr ((const rt_ehdr *) eh, im) != 0 || im->bias != eh)
+  if (eh == 0 || eh % RT_PAGE != 0)
+    return -1;
+  long populated = rt_populate (eh, RT_PAGE);
+  if ((populated != 0 && populated != -RT_EINVAL)
+      || image_from_ehdr ((const rt_ehdr *) eh, 0, im) != 0 || im->bias != eh)
     return -1;
   size_t ndyn;
   if (image_dynamic (im, &ndyn) != m->l_ld)
@@ -1165,107 +1335,48 @@ object_image (const struct rt_link_map *m, struct image *im)
   return 0;
 }
 
-/* The address of the library IM's mark, from its region header's mark
-   field: the field's own address plus the signed value in it.  0 when
-   the field is 0 (no library runtime) or the region is not valid.  */
-static uintptr_t
-object_mark_address (const struct image *im)
-{
-  const struct pbitmap_header *h = region_header (im);
-  if (h == NULL)
-    return 0;
-  const uint64_t *field = &h->mark;
-  if (*field == 0)
-    return 0;
-  return (uintptr_t) field + (uintptr_t) *field;
-}
-
-/* Tells the library IM that its pages were seen to: sets its runtime's
-   mark from TODO to DONE, if it has one exactly where it should be: 8
-   aligned bytes in the file-backed part of a writable PT_LOAD, outside
-   PT_GNU_RELRO, holding TODO.  The headers say where the mark is, not
-   that it is still mapped or writable (a constructor that ran first may
-   have unmapped or protected the page), so the mark is read only where
-   the kernel says it is readable and written by the kernel, which fails
-   instead of faulting.  */
-static void
-object_mark (const struct image *im)
-{
-  uintptr_t addr = object_mark_address (im);
-  int writable = 0;
-  if (addr == 0 || addr % 8 != 0)
-    return;
-  for (size_t i = 0; i < im->phnum; i++)
-    {
-      const rt_phdr *ph = image_phdr (im, i);
-      uintptr_t start = im->bias + ph->p_vaddr;
-      if (ph->p_type == PT_GNU_RELRO && addr + 8 > start
-          && addr < start + ph->p_memsz)
-        return;
-      if (ph->p_type == PT_LOAD
-          && (ph->p_flags & (PF_R | PF_W)) == (PF_R | PF_W)
-          && addr >= start && ph->p_filesz >= 8
-          && addr - start <= ph->p_filesz - 8)
-        writable = 1;
-    }
-  if (!writable || !memory_readable (addr, 8)
-      || *(volatile const uint64_t *) addr != RT_MARK_TODO)
-    return;
-  const uint64_t done = RT_MARK_DONE;
-  rt_store_checked (addr, &done, sizeof done);
-}
-
-/* Prefetches, as OPTS say, every object the dynamic linker has loaded
+/* Prefetches, as PR says, every object the dynamic linker has loaded
    with this executable (EXE) that has a valid bitmap with work in it,
-   and marks each one done for its own runtime.  The list is glibc's,
-   found through the executable's DT_DEBUG; the executable itself comes
-   first in it and is left out.  */
+   and records the last object it walked for their own runtimes.  The
+   executable itself comes first in the list and is left out.  */
 static void
-walk_objects (unsigned opts, const struct image *exe, const char *via)
+walk_objects (struct proc *pr, const struct image *exe, const char *via)
 {
-  uint64_t r_ptr;
   size_t ndyn;
   const rt_dyn *exe_dyn = image_dynamic (exe, &ndyn);
-  if (dyn_value (exe, DT_DEBUG, &r_ptr) != 0 || r_ptr % 8 != 0
-      || !memory_readable (r_ptr, sizeof (struct rt_r_debug)))
-    return;
-  const struct rt_r_debug *r = (const struct rt_r_debug *) r_ptr;
-  if (r->r_version < 1)
-    return;
-  const struct rt_link_map *m = r->r_map;
+  const struct rt_link_map *m = loaded_objects (exe), *last = NULL;
   for (unsigned count = 0; m != NULL && count < RT_OBJECTS_MAX;
-       count++, m = m->l_next)
+       count++, last = m, m = next_object (m))
     {
-      if ((uintptr_t) m % 8 != 0 || !memory_readable ((uintptr_t) m, sizeof *m))
-        return;
       struct image im;
       if (count == 0 || m->l_ld == exe_dyn || object_image (m, &im) != 0)
         continue;
       struct outcome o;
-      run (opts, &im, &o);
+      run (pr, &im, m->l_name, &o);
       if (o.st == ST_EMPTY || o.st == ST_INVALID)
         continue;
-      object_mark (&im);
-      if (opts & OPT_DEBUG)
+      if (pr->opts & OPT_DEBUG)
         {
           size_t max = RT_NAME_MAX;
           const char *name = object_name (&im, &max);
           report (name, max, &o, via);
         }
     }
+  __pbitmap_walked = last;
 }
 
 /* The executable's run, from the entry stub or from .preinit_array.  */
 static void
 exec_run (int argc, char **argv, char **envp, struct outcome *o)
 {
-  unsigned opts = options (envp);
+  struct proc pr;
+  proc_init (&pr, argc, argv, envp);
   const char *name = argc > 0 && argv != NULL ? argv[0] : NULL;
-  run (opts, NULL, o);
-  if (opts & OPT_DEBUG)
+  run (&pr, NULL, (const char *) auxv_value (&pr, AT_EXECFN), o);
+  if (pr.opts & OPT_DEBUG)
     report (name, RT_NAME_MAX, o, NULL);
   if (o->have_image)
-    walk_objects (opts, &o->im, name != NULL ? name : "?");
+    walk_objects (&pr, &o->im, name != NULL ? name : "?");
 }
 
 /* Start-up without read-around.  When the entry stub has issued the
@@ -1311,7 +1422,9 @@ __pbitmap_preinit (int argc, char **argv, char **envp)
   if (!__pbitmap_first_run ())
     {
       struct image im;
-      if (random_until_preinit && image_find (&im) == 0)
+      struct proc pr;
+      proc_init (&pr, argc, argv, envp);
+      if (random_until_preinit && image_find (&pr, &im) == 0)
         segments_advise (&im, RT_MADV_NORMAL);
       random_until_preinit = 0;
       return;
@@ -1332,28 +1445,175 @@ static void (*const pbitmap_preinit_entry) (int, char **, char **)
 
 #else /* PBITMAP_HOOK_SHARED */
 
-/* RT_MARK_TODO until the executable's runtime, walking the libraries
-   loaded with it from its .preinit_array hook, has prefetched this one
-   and set it to RT_MARK_DONE.  The executable's runtime finds it through
-   this library's region header: the linker plugin has the linker store
-   there the distance from the header's mark field to this symbol.  */
-PBITMAP_HIDDEN volatile uint64_t __pbitmap_mark = RT_MARK_TODO;
+/* The linker plugin has the linker store in this library's region header
+   the distance from the header's mark field to this symbol, which holds
+   "pbm-todo" (doc/format.md).  The runtime no longer reads or writes it:
+   whether the executable's runtime has done this library's work is read
+   from the executable's own data (step 7).  */
+PBITMAP_HIDDEN volatile uint64_t __pbitmap_mark = 0x6f646f742d6d6270ull;
+
+/* Whether [ADDR, ADDR + LEN) lies in one PT_LOAD of IM whose p_flags
+   include FLAGS, inside its file-backed part (p_filesz) or, with MEM,
+   anywhere in its memory (p_memsz).  */
+static int
+image_holds (const struct image *im, uintptr_t addr, size_t len,
+             unsigned flags, int mem)
+{
+  for (size_t i = 0; i < im->phnum; i++)
+    {
+      const rt_phdr *ph = image_phdr (im, i);
+      uint64_t size = mem ? ph->p_memsz : ph->p_filesz;
+      uintptr_t start = im->bias + ph->p_vaddr;
+      if (ph->p_type == PT_LOAD && (ph->p_flags & flags) == flags
+          && addr >= start && addr - start <= size
+          && len <= size - (addr - start))
+        return 1;
+    }
+  return 0;
+}
+
+/* The executable's program headers and load bias, from AT_PHDR, AT_PHENT
+   and AT_PHNUM, into EXE: the kernel mapped them, and the bias is
+   AT_PHDR minus PT_PHDR's p_vaddr (a program without PT_PHDR has no
+   dynamic linker's list to be in).  */
+static int
+executable_image (const struct proc *pr, struct image *exe)
+{
+  uintptr_t phdr = auxv_value (pr, AT_PHDR);
+  size_t phent = auxv_value (pr, AT_PHENT), phnum = auxv_value (pr, AT_PHNUM);
+  if (phdr == 0 || phdr % 8 != 0 || phent < sizeof (rt_phdr)
+      || phent % 8 != 0 || phnum == 0 || phnum > RT_PHNUM_MAX)
+    return -1;
+  exe->ehdr = NULL;
+  exe->phdr = (const unsigned char *) phdr;
+  exe->phnum = phnum;
+  exe->phentsize = phent;
+  exe->check = 0;
+  for (size_t i = 0; i < phnum; i++)
+    if (image_phdr (exe, i)->p_type == PT_PHDR)
+      {
+        exe->bias = phdr - image_phdr (exe, i)->p_vaddr;
+        return 0;
+      }
+  return -1;
+}
+
+/* The executable's walk record (step 7): its region's entry field leads
+   to the entry slot, 32 bytes in a readable PT_LOAD's file data whose
+   fourth word is "pbm-walk", and the slot's third word to the record, 8
+   aligned bytes of a writable PT_LOAD.  The last object the executable's
+   runtime walked, or null when any of it is not so.  */
+static const struct rt_link_map *
+executable_walked (const struct image *exe)
+{
+  rt_phdr reg;
+  if (region_phdr (exe, &reg) != 0)
+    return NULL;
+  uintptr_t field = exe->bias + reg.p_vaddr + PBITMAP_OFF_ENTRY;
+  uintptr_t slot = field + (uintptr_t) *(const uint64_t *) field;
+  if (slot % 8 != 0 || !image_holds (exe, slot, 32, PF_R, 0))
+    return NULL;
+  const uint64_t *words = (const uint64_t *) slot;
+  uintptr_t record = slot + (uintptr_t) words[2];
+  if (words[3] != RT_SLOT_MAGIC || record % 8 != 0
+      || !image_holds (exe, record, 8, PF_R | PF_W, 1))
+    return NULL;
+  return *(const struct rt_link_map *const volatile *) record;
+}
+
+/* This library's entry in the dynamic linker's list, or null when the
+   list is not found: the object with the highest load address (l_addr) at
+   or below this library's region.  Objects do not overlap, and each one's
+   mapping starts at its load address (a shared object's first PT_LOAD is
+   at address 0, where its ELF header is), so no other one's load address
+   lies between.  *WALKED says whether it comes in the list at or before
+   the last object the executable's runtime walked: that runtime has
+   already done this library's work (step 7).  */
+static const struct rt_link_map *
+library_entry (const struct proc *pr, int *walked)
+{
+  struct image exe;
+  *walked = 0;
+  if (executable_image (pr, &exe) != 0)
+    return NULL;
+  const struct rt_link_map *last = executable_walked (&exe), *self = NULL;
+  int passed = last == NULL;
+  uintptr_t here = (uintptr_t) __pbitmap_region;
+  const struct rt_link_map *m = loaded_objects (&exe);
+  for (unsigned count = 0; m != NULL && count < RT_OBJECTS_MAX;
+       count++, m = next_object (m))
+    {
+      if (m->l_addr <= here && (self == NULL || m->l_addr > self->l_addr))
+        {
+          self = m;
+          *walked = !passed;
+        }
+      if (m == last)
+        passed = 1;
+    }
+  return self;
+}
+
+/* This library's own headers, from its load address in the dynamic
+   linker's list; nothing of the image is read before it is faulted in
+   (step 2).  */
+static int
+image_find (const struct proc *pr, struct image *im)
+{
+  int walked;
+  const struct rt_link_map *self = library_entry (pr, &walked);
+  if (self == NULL || self->l_addr % RT_PAGE != 0
+      || image_find_at ((const rt_ehdr *) self->l_addr,
+                        (uintptr_t) __pbitmap_region, 1, im) != 0
+      || im->bias != self->l_addr)
+    return -1;
+  return 0;
+}
+
+/* For the debug line of a library the executable's runtime walked: what
+   that runtime found, when it found no bitmap or an empty one (*O, and 0);
+   -1 when it did the library's work.  */
+static int
+walked_status (const struct proc *pr, struct outcome *o)
+{
+  unsigned opts = pr->opts;
+  o->n.pages = o->n.runs = o->n.calls = 0;
+  o->us = 0;
+  o->have_image = image_find (pr, &o->im) == 0;
+  const struct pbitmap_header *h = o->have_image ? region_header (&o->im)
+                                                 : NULL;
+  if (h == NULL)
+    o->st = ST_INVALID;
+  else if ((opts & OPT_MODE) != MODE_FULL && region_empty (h))
+    o->st = ST_EMPTY;
+  else
+    return -1;
+  return 0;
+}
 
 void
 __pbitmap_init (int argc, char **argv, char **envp)
 {
-  (void) argc;
-  (void) argv;
-  if (__pbitmap_mark == RT_MARK_DONE)
-    return;
-  unsigned opts = options (envp);
+  struct proc pr;
+  proc_init (&pr, argc, argv, envp);
+  int walked;
+  const struct rt_link_map *self = library_entry (&pr, &walked);
+  const char *path = self != NULL ? self->l_name : NULL;
   struct outcome o;
-  run (opts, NULL, &o);
-  if (!(opts & OPT_DEBUG))
+  if ((pr.opts & OPT_MODE) != MODE_OFF && walked)
+    {
+      /* The executable's line says what it did; one that found nothing
+         to do has none, and this library says so itself.  */
+      if (!(pr.opts & OPT_DEBUG) || walked_status (&pr, &o) != 0)
+        return;
+    }
+  else
+    run (&pr, NULL, path, &o);
+  if (!(pr.opts & OPT_DEBUG))
     return;
   /* With the prefetch off the headers were not looked at yet.  */
   if (!o.have_image)
-    o.have_image = image_find (&o.im) == 0;
+    o.have_image = image_find (&pr, &o.im) == 0;
   size_t max = RT_NAME_MAX;
   const char *name = o.have_image ? object_name (&o.im, &max) : "lib";
   report (name, max, &o, NULL);

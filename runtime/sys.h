@@ -21,31 +21,34 @@
 #endif
 
 /* System call numbers of x86-64 (arch/x86/entry/syscalls/syscall_64.tbl).
-   Spelled out so that no C library header is needed.  */
-#define SYS_RT_READ 0
+   Spelled out so that no C library header is needed.  Every one is in
+   systemd's @system-service set and in Docker's default seccomp profile
+   (doc/security.md lists them with what each is for).  */
 #define SYS_RT_WRITE 1
 #define SYS_RT_CLOSE 3
-#define SYS_RT_RT_SIGPROCMASK 14
-#define SYS_RT_GETPID 39
-#define SYS_RT_MINCORE 27
 #define SYS_RT_MADVISE 28
+#define SYS_RT_GETRUSAGE 98
 #define SYS_RT_CLOCK_GETTIME 228
 #define SYS_RT_OPENAT 257
-#define SYS_RT_PROCESS_VM_WRITEV 311
+#define SYS_RT_PREADV2 327
 
 #define RT_AT_FDCWD (-100)
 #define RT_O_RDONLY 0
+#define RT_O_NOCTTY 0400
+#define RT_O_NONBLOCK 04000
 #define RT_O_CLOEXEC 02000000
 #define RT_MADV_NORMAL 0
 #define RT_MADV_RANDOM 1
 #define RT_MADV_WILLNEED 3
 #define RT_MADV_POPULATE_READ 22
+#define RT_RWF_NOWAIT 8
+#define RT_RUSAGE_SELF 0
 #define RT_EINVAL 22
 #define RT_CLOCK_MONOTONIC 1
 
 struct rt_iovec
 {
-  const void *base;
+  void *base;
   unsigned long len;
 };
 
@@ -53,6 +56,15 @@ struct rt_timespec
 {
   long tv_sec;
   long tv_nsec;
+};
+
+/* struct rusage: two struct timevals, then fourteen longs.  */
+struct rt_rusage
+{
+  long ru_utime[2];
+  long ru_stime[2];
+  long ru_maxrss, ru_ixrss, ru_idrss, ru_isrss, ru_minflt, ru_majflt;
+  long ru_rest[8];
 };
 
 /* The kernel clobbers rcx (return address) and r11 (flags) and may read
@@ -118,12 +130,6 @@ rt_syscall6 (long nr, long a, long b, long c, long d, long e, long f)
 }
 
 static inline long
-rt_read (int fd, void *buf, unsigned long len)
-{
-  return rt_syscall3 (SYS_RT_READ, fd, (long) buf, (long) len);
-}
-
-static inline long
 rt_write (int fd, const void *buf, unsigned long len)
 {
   return rt_syscall3 (SYS_RT_WRITE, fd, (long) buf, (long) len);
@@ -147,12 +153,29 @@ rt_madvise (unsigned long addr, unsigned long len, int advice)
   return rt_syscall3 (SYS_RT_MADVISE, (long) addr, (long) len, advice);
 }
 
-/* VEC gets one byte per page of [ADDR, ADDR + LEN); bit 0 says the page
-   is resident and up to date (a page still being read is not).  */
+/* Faults [ADDR, ADDR + LEN) in as reads would, without a signal: 0
+   when every page could be read, -EFAULT, -ENOMEM (not mapped) or
+   -EINVAL (not readable, or a kernel before 5.14) otherwise.  */
 static inline long
-rt_mincore (unsigned long addr, unsigned long len, unsigned char *vec)
+rt_populate (unsigned long addr, unsigned long len)
 {
-  return rt_syscall3 (SYS_RT_MINCORE, (long) addr, (long) len, (long) vec);
+  return rt_madvise (addr, len, RT_MADV_POPULATE_READ);
+}
+
+/* The process's resource usage; RT_RUSAGE_SELF counts every thread.  */
+static inline long
+rt_getrusage (int who, struct rt_rusage *ru)
+{
+  return rt_syscall2 (SYS_RT_GETRUSAGE, who, (long) ru);
+}
+
+/* Reads LEN bytes at file offset OFF of FD into BUF, with FLAGS
+   (RT_RWF_NOWAIT: only what is in the page cache, else -EAGAIN).  */
+static inline long
+rt_preadv2 (int fd, void *buf, unsigned long len, long off, int flags)
+{
+  struct rt_iovec iov = { buf, len };
+  return rt_syscall6 (SYS_RT_PREADV2, fd, (long) &iov, 1, off, 0, flags);
 }
 
 /* Not the vDSO: finding it needs the auxiliary vector and a symbol
@@ -161,32 +184,6 @@ static inline long
 rt_clock_gettime (int clock, struct rt_timespec *ts)
 {
   return rt_syscall2 (SYS_RT_CLOCK_GETTIME, clock, (long) ts);
-}
-
-/* Whether the byte at ADDR (and so its page) can be read, asked without
-   reading it: rt_sigprocmask copies its 8-byte set from ADDR before it
-   looks at HOW, so with an invalid HOW it fails with EFAULT when the
-   memory is unmapped or PROT_NONE and with EINVAL otherwise, and changes
-   nothing.  ADDR must leave 8 bytes before the page ends.  */
-static inline int
-rt_readable (unsigned long addr)
-{
-  return rt_syscall4 (SYS_RT_RT_SIGPROCMASK, -1, (long) addr, 0, 8) == -22;
-}
-
-/* Copies LEN bytes from FROM to ADDR in this process through the kernel
-   (process_vm_writev on itself), which fails with EFAULT where a store
-   would fault: memory unmapped, read-only or PROT_NONE.  Returns the
-   bytes written or a negative error (also where a sandbox forbids the
-   call).  */
-static inline long
-rt_store_checked (unsigned long addr, const void *from, unsigned long len)
-{
-  struct rt_iovec local = { from, len };
-  struct rt_iovec remote = { (const void *) addr, len };
-  long pid = rt_syscall1 (SYS_RT_GETPID, 0);
-  return rt_syscall6 (SYS_RT_PROCESS_VM_WRITEV, pid, (long) &local, 1,
-                      (long) &remote, 1, 0);
 }
 
 #endif /* PBITMAP_SYS_H */

@@ -32,6 +32,7 @@ subst.append(("%evict", os.path.join(b, "test", "tools", "evict")))
 subst.append(("%runstat", os.path.join(b, "test", "tools", "runstat")))
 subst.append(("%ehframe_entries",
               os.path.join(b, "test", "tools", "ehframe-entries")))
+subst.append(("%seccomp_exec", os.path.join(b, "test", "tools", "seccomp-exec")))
 subst.append(("%replay_runtime_region",
               os.path.join(b, "fuzz", "replay-runtime-region")))
 subst.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
@@ -113,6 +114,9 @@ if os.path.exists("/sys/fs/cgroup/memory/memory.limit_in_bytes"):
 # strace, for the tests that list the system calls the runtime makes.
 if shutil.which("strace"):
     config.available_features.add("strace")
+# valgrind, for the test that the runtime gives it nothing to report.
+if shutil.which("valgrind"):
+    config.available_features.add("valgrind")
 
 # A --enable-sanitizers build: a sanitizer report must fail the test, also
 # under `not`, which only a crash does; leaks are reported too.  The
