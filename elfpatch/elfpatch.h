@@ -200,6 +200,11 @@ struct trace
 #define TRACE_PAGE_MAX (UINT64_MAX >> PBITMAP_PAGE_SHIFT)
 
 int trace_read (const char *path, struct trace *t);
+/* The same, keeping only the blocks whose identity is KEEP (all when KEEP
+   is null): the others are checked as they are read, then dropped, so
+   that memory grows with KEEP's pages, not with the trace.  */
+int trace_read_for (const char *path, const struct identity *keep,
+                    struct trace *t);
 int trace_write (const char *path, const struct trace *t);
 void trace_free (struct trace *t);
 struct trace_block *trace_add_block (struct trace *t, const char *path);

@@ -110,7 +110,7 @@ trace_pages (const char *path, const struct image *img, unsigned char *bits,
              struct trace_block *d)
 {
   struct trace t;
-  if (trace_read (path, &t) != 0)
+  if (trace_read_for (path, &img->id, &t) != 0)
     return -1;
 
   size_t matched = 0;

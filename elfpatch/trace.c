@@ -30,10 +30,19 @@
  * 'order' or 'calls', so that older readers still take those traces.
  *
  * Traces come from other machines and other people, so the reader trusts
- * nothing: lines are read with a length limit, NUL bytes are refused,
+ * nothing: lines are read with a length limit, a NUL byte anywhere and a
+ * carriage return at the end of a line (comments included) are refused,
  * every number is overflow-checked, and every error names the line.  A
  * trace with any error is refused as a whole; a half-read trace would
  * silently fill half a bitmap.
+ *
+ * Memory.  A fill needs only the blocks of one build, and a trace may be
+ * large (many files, many runs, or hostile).  Read for one identity, the
+ * reader keeps only the blocks with that identity: the others are checked
+ * line by line as they are read (syntax, bounds, pages ascending, against
+ * the last page alone) and then dropped, without their 'order' and
+ * 'calls' checks that need the whole list (repeats, pages in 'pages').
+ * So the memory grows with the pages of that build, not with the trace.
  */
 
 #include <errno.h>
@@ -58,6 +67,7 @@
 struct reader
 {
   const char *path;
+  const struct identity *keep;  /* only blocks of it kept; null: all */
   FILE *f;
   unsigned line;
   char *buf;
@@ -299,6 +309,32 @@ trace_block_add_range (struct trace_block *b, uint64_t first, uint64_t last)
   return 0;
 }
 
+/* Where each line of an 'order' or 'calls' list started in the block's
+   list, so that a check at 'end' can name the line of an entry.  */
+struct list_line
+{
+  unsigned line;
+  size_t first;                 /* index of the line's first entry */
+};
+
+struct list_lines
+{
+  struct list_line *v;
+  size_t n, alloc;
+};
+
+/* State of the block being read.  */
+struct block_state
+{
+  struct trace_block *block;    /* null outside a block */
+  int have_identity;
+  int have_pagesize;
+  int skip;                     /* of another identity: checked, not kept */
+  int have_page;                /* LAST_PAGE is set */
+  uint64_t last_page;           /* the block's highest page so far */
+  struct list_lines order_lines, calls_lines;
+};
+
 /* One page number of a 'pages' list.  */
 static int
 parse_page (struct reader *r, const char **p, uint64_t *page)
@@ -323,10 +359,10 @@ parse_page (struct reader *r, const char **p, uint64_t *page)
   return -1;
 }
 
-/* "A,B-C,..." appended to block B, whose earlier pages must all lie
-   below these.  */
+/* "A,B-C,..." appended to the block of S (unless it is skipped), whose
+   earlier pages must all lie below these.  */
 static int
-parse_pages (struct reader *r, const char *arg, struct trace_block *b)
+parse_pages (struct reader *r, const char *arg, struct block_state *s)
 {
   const char *p = arg;
   for (;;)
@@ -347,13 +383,15 @@ parse_pages (struct reader *r, const char *arg, struct trace_block *b)
               return -1;
             }
         }
-      if (b->n_ranges > 0 && first <= b->ranges[b->n_ranges - 1].last)
+      if (s->have_page && first <= s->last_page)
         {
           parse_error (r, "pages not ascending (%" PRIu64 " after %" PRIu64
-                       ")", first, b->ranges[b->n_ranges - 1].last);
+                       ")", first, s->last_page);
           return -1;
         }
-      if (trace_block_add_range (b, first, last) != 0)
+      s->have_page = 1;
+      s->last_page = last;
+      if (!s->skip && trace_block_add_range (s->block, first, last) != 0)
         {
           error (0, errno, "error: %s", r->path);
           return -1;
@@ -379,20 +417,6 @@ trace_list_append (uint64_t **v, size_t *n, size_t *alloc, uint64_t value)
   return 0;
 }
 
-/* Where each line of an 'order' or 'calls' list started in the block's
-   list, so that a check at 'end' can name the line of an entry.  */
-struct list_line
-{
-  unsigned line;
-  size_t first;                 /* index of the line's first entry */
-};
-
-struct list_lines
-{
-  struct list_line *v;
-  size_t n, alloc;
-};
-
 /* One of the two ordered lists of a block.  */
 struct ordered_list
 {
@@ -402,15 +426,7 @@ struct ordered_list
   uint64_t **v;
   size_t *n, *alloc;
   struct list_lines *lines;
-};
-
-/* State of the block being read.  */
-struct block_state
-{
-  struct trace_block *block;    /* null outside a block */
-  int have_identity;
-  int have_pagesize;
-  struct list_lines order_lines, calls_lines;
+  int keep;                     /* 0: checked line by line, not kept */
 };
 
 static void
@@ -429,25 +445,29 @@ ordered_list (struct block_state *s, const char *kw)
   if (strcmp (kw, "order") == 0)
     return (struct ordered_list) { "order", "page", TRACE_PAGE_MAX,
                                    &b->order, &b->n_order, &b->order_alloc,
-                                   &s->order_lines };
+                                   &s->order_lines, !s->skip };
   return (struct ordered_list) { "calls", "offset", UINT64_MAX, &b->calls,
                                  &b->n_calls, &b->calls_alloc,
-                                 &s->calls_lines };
+                                 &s->calls_lines, !s->skip };
 }
 
-/* "A,B,..." appended to list L: single numbers, no ranges.  */
+/* "A,B,..." appended to list L (unless it is not kept): single numbers,
+   no ranges.  */
 static int
 parse_ordered (struct reader *r, const char *arg, struct ordered_list *l)
 {
   struct list_lines *ll = l->lines;
-  if (array_reserve ((void **) &ll->v, &ll->alloc, ll->n, sizeof *ll->v)
-      != 0)
+  if (l->keep && array_reserve ((void **) &ll->v, &ll->alloc, ll->n,
+                                sizeof *ll->v) != 0)
     {
       error (0, errno, "error: %s", r->path);
       return -1;
     }
-  ll->v[ll->n].line = r->line;
-  ll->v[ll->n++].first = *l->n;
+  if (l->keep)
+    {
+      ll->v[ll->n].line = r->line;
+      ll->v[ll->n++].first = *l->n;
+    }
   for (const char *p = arg;; p++)
     {
       const char *start = p;
@@ -470,7 +490,7 @@ parse_ordered (struct reader *r, const char *arg, struct ordered_list *l)
                        l->noun, l->keyword, l->max);
           return -1;
         }
-      if (trace_list_append (l->v, l->n, l->alloc, value) != 0)
+      if (l->keep && trace_list_append (l->v, l->n, l->alloc, value) != 0)
         {
           error (0, errno, "error: %s", r->path);
           return -1;
@@ -607,8 +627,10 @@ statement_in_block (struct reader *r, struct block_state *s, const char *kw,
           parse_error (r, "'%s' needs a value", kw);
           return -1;
         }
-      return kw[0] == 'b' ? parse_build_id (r, arg, &b->id)
-                          : parse_size_hash (r, arg, &b->id);
+      int rc = kw[0] == 'b' ? parse_build_id (r, arg, &b->id)
+                            : parse_size_hash (r, arg, &b->id);
+      s->skip = r->keep != NULL && !identity_equal (&b->id, r->keep);
+      return rc;
     }
   if (strcmp (kw, "pagesize") == 0)
     {
@@ -655,7 +677,7 @@ statement_in_block (struct reader *r, struct block_state *s, const char *kw,
           return -1;
         }
       if (kw[0] == 'p')
-        return parse_pages (r, arg, b);
+        return parse_pages (r, arg, s);
       struct ordered_list l = ordered_list (s, kw);
       return parse_ordered (r, arg, &l);
     }
@@ -673,7 +695,7 @@ statement_in_block (struct reader *r, struct block_state *s, const char *kw,
                                          : "'pagesize'");
           return -1;
         }
-      if (check_ordered (r, s) != 0)
+      if (!s->skip && check_ordered (r, s) != 0)
         return -1;
       block_state_reset (s);
       return 0;
@@ -686,6 +708,22 @@ statement_in_block (struct reader *r, struct block_state *s, const char *kw,
     }
   parse_error (r, "unknown keyword '%.40s'", kw);
   return -1;
+}
+
+static void
+block_free (struct trace_block *b)
+{
+  free (b->path);
+  free (b->ranges);
+  free (b->order);
+  free (b->calls);
+}
+
+/* Forgets the last block of T.  */
+static void
+drop_last_block (struct trace *t)
+{
+  block_free (&t->blocks[--t->n_blocks]);
 }
 
 static int
@@ -713,7 +751,15 @@ statement (struct reader *r, struct trace *t, struct block_state *s,
       return 0;
     }
   if (s->block != NULL)
-    return statement_in_block (r, s, kw, arg);
+    {
+      int skip = s->skip;
+      if (statement_in_block (r, s, kw, arg) != 0)
+        return -1;
+      /* A block of another identity, closed: checked, not kept.  */
+      if (skip && s->block == NULL)
+        drop_last_block (t);
+      return 0;
+    }
 
   if (strcmp (kw, "file") == 0)
     {
@@ -771,21 +817,28 @@ read_lines (struct reader *r, struct trace *t, struct block_state *s)
   enum read_result res;
   while ((res = next_line (r)) == LINE_OK)
     {
-      if (r->len == 0 || r->buf[0] == '#')
-        continue;
-      if (!seen_version)
+      int comment = r->len == 0 || r->buf[0] == '#';
+      /* The first statement says whether this is a trace at all.  */
+      if (!comment && !seen_version)
         {
           if (version_line (r, r->buf) != 0)
             return -1;
           seen_version = 1;
           continue;
         }
+      /* The byte rules hold for every other line, comments included.  */
       if (strlen (r->buf) != r->len)
         {
           parse_error (r, "line contains a NUL byte");
           return -1;
         }
-      if (statement (r, t, s, r->buf) != 0)
+      if (r->len > 0 && r->buf[r->len - 1] == '\r')
+        {
+          parse_error (r, "line ends in a carriage return (lines end in "
+                       "\\n alone)");
+          return -1;
+        }
+      if (!comment && statement (r, t, s, r->buf) != 0)
         return -1;
     }
   if (res == LINE_ERROR)
@@ -818,7 +871,14 @@ read_statements (struct reader *r, struct trace *t)
 int
 trace_read (const char *path, struct trace *t)
 {
-  struct reader r = { .path = path };
+  return trace_read_for (path, NULL, t);
+}
+
+int
+trace_read_for (const char *path, const struct identity *keep,
+                struct trace *t)
+{
+  struct reader r = { .path = path, .keep = keep };
   memset (t, 0, sizeof *t);
   r.f = fopen (path, "re");
   if (r.f == NULL)
@@ -844,12 +904,7 @@ void
 trace_free (struct trace *t)
 {
   for (size_t i = 0; i < t->n_blocks; i++)
-    {
-      free (t->blocks[i].path);
-      free (t->blocks[i].ranges);
-      free (t->blocks[i].order);
-      free (t->blocks[i].calls);
-    }
+    block_free (&t->blocks[i]);
   free (t->blocks);
   free (t->command);
   memset (t, 0, sizeof *t);
