@@ -6,7 +6,9 @@
  * link time, where GCC's specs file turns the same flag into
  * "-plugin <pbitmap's linker plugin>" (see driver/gen-specs).  This module
  * only exists so that cc1 finds a valid plugin called pbitmap.so and goes
- * on compiling: it registers nothing and changes nothing.
+ * on compiling: it registers nothing and changes nothing.  Its arguments
+ * (-fplugin-arg-pbitmap-order=FILE) are for the link, where the specs
+ * file hands them to the linker plugin; here they are ignored.
  *
  * cc1 looks up just these two symbols, so GCC's plugin headers (and the
  * gcc-N-plugin-dev package) are not needed.

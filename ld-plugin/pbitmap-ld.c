@@ -16,6 +16,15 @@
  *      stays a note among the others; the runtime and elfpatch find it
  *      there by its owner and type (doc/format.md).
  *
+ * With an order file (--pbitmap-order=FILE, or -plugin-opt=order=FILE as
+ * the plugin takes it), pbitmap-ld reads and checks it first (order.c),
+ * hands its names to the linker as --symbol-ordering-file when the
+ * linker's --help lists that option (lld does; mold 1.10 has no way to
+ * order sections, and then a warning says the order is not applied),
+ * silences lld's warning for each name it does not find
+ * (--no-warn-symbol-ordering) and, after the link, says how much of the
+ * list the output holds in order, as the plugin does.
+ *
  * The capacity must be fixed before the link, but which archive members
  * the link loads is only known after it.  So the first link gets a
  * capacity estimated from the object files named on the command line;
@@ -30,7 +39,8 @@
  * skipping pbitmap-ld itself.  Options of its own, all removed before
  * the real linker sees the arguments (pass them with -Wl,):
  * --pbitmap-ld=PROG, --pbitmap-runtime-dir=DIR, --pbitmap-capacity=PAGES,
- * --pbitmap-no-runtime, --pbitmap-verbose.  Relocatable links (-r) and
+ * --pbitmap-no-runtime, --pbitmap-order=FILE, --pbitmap-quiet,
+ * --pbitmap-verbose.  Relocatable links (-r) and
  * queries (--version, --help) go to the real linker untouched.  Response
  * files (@FILE) are passed on but not read: options in them are not seen
  * here.
@@ -74,6 +84,8 @@ struct link
   bool query;                   /* --version, --help, -v: no output */
   bool no_runtime;
   bool verbose;
+  bool quiet;                   /* no warnings, no order summary */
+  const char *order_path;       /* the order file, if any */
   uint64_t capacity;            /* 0: estimate */
   uint64_t input_bytes;
   bool target_seen;
@@ -81,12 +93,15 @@ struct link
 };
 
 static bool failed;
+static bool quiet;
 
 void
 plugin_message (enum ld_plugin_level level, const char *fmt, ...)
 {
   va_list ap;
 
+  if (level == LDPL_WARNING && quiet)
+    return;
   if (level == LDPL_FATAL || level == LDPL_ERROR)
     failed = true;
   fprintf (stderr, "pbitmap-ld: %s", level == LDPL_WARNING ? "warning: "
@@ -105,10 +120,38 @@ has_prefix (const char *s, const char *prefix)
   return strncmp (s, prefix, strlen (prefix)) == 0;
 }
 
+/* The order file ARG names, in pbitmap-ld's spelling or the plugin's, or
+ * NULL. */
+static const char *
+order_option (const char *arg)
+{
+  static const char *const prefix[] = {
+    "--pbitmap-order=", "-plugin-opt=order=", "--plugin-opt=order="
+  };
+
+  for (size_t i = 0; i < sizeof prefix / sizeof *prefix; i++)
+    if (has_prefix (arg, prefix[i]))
+      return arg + strlen (prefix[i]);
+  return NULL;
+}
+
+/* The order file PATH, given by the option ARG. */
+static void
+set_order (struct link *l, const char *arg, const char *path)
+{
+  if (*path == '\0')
+    {
+      plugin_message (LDPL_FATAL, "%s needs an order file", arg);
+      exit (1);
+    }
+  l->order_path = path;
+}
+
 /* Takes pbitmap-ld's own option ARG; returns false for any other. */
 static bool
 own_option (struct link *l, const char *arg)
 {
+  const char *order = order_option (arg);
   char *end;
 
   if (has_prefix (arg, "--pbitmap-ld="))
@@ -119,6 +162,10 @@ own_option (struct link *l, const char *arg)
     l->no_runtime = true;
   else if (strcmp (arg, "--pbitmap-verbose") == 0)
     l->verbose = true;
+  else if (strcmp (arg, "--pbitmap-quiet") == 0)
+    l->quiet = quiet = true;
+  else if (order != NULL)
+    set_order (l, arg, order);
   else if (has_prefix (arg, "--pbitmap-capacity="))
     {
       errno = 0;
@@ -136,6 +183,7 @@ own_option (struct link *l, const char *arg)
       plugin_message (LDPL_FATAL, "unknown option '%s' (known: "
                       "--pbitmap-ld=PROG, --pbitmap-runtime-dir=DIR, "
                       "--pbitmap-capacity=PAGES, --pbitmap-no-runtime, "
+                      "--pbitmap-order=FILE, --pbitmap-quiet, "
                       "--pbitmap-verbose)", arg);
       exit (1);
     }
@@ -240,7 +288,9 @@ parse_command_line (struct link *l, int argc, char **argv)
 {
   bool skip = false;
 
-  l->args = calloc (argc + 3, sizeof *l->args);
+  /* Room for the region and runtime objects, the ordering options and
+   * the NULL. */
+  l->args = calloc (argc + 5, sizeof *l->args);
   if (l->args == NULL)
     {
       plugin_message (LDPL_FATAL, "out of memory");
@@ -252,6 +302,15 @@ parse_command_line (struct link *l, int argc, char **argv)
     {
       if (!skip && own_option (l, argv[i]))
         continue;
+      /* The plugin's option in two arguments: -plugin-opt order=FILE. */
+      if (!skip && argv[i + 1] != NULL && has_prefix (argv[i + 1], "order=")
+          && (strcmp (argv[i], "-plugin-opt") == 0
+              || strcmp (argv[i], "--plugin-opt") == 0))
+        {
+          set_order (l, argv[i + 1], argv[i + 1] + 6);
+          i++;
+          continue;
+        }
       l->args[l->nargs++] = argv[i];
       if (skip)
         skip = false;
@@ -363,7 +422,7 @@ static int
 write_region (const struct link *l, const char *linker, uint64_t capacity,
               char **path)
 {
-  int fd = reserve_create_file (path);
+  int fd = reserve_create_file (".o", path);
   int status;
 
   if (fd < 0)
@@ -491,6 +550,134 @@ link_with_region (struct link *l, const char *linker)
   return 0;
 }
 
+/* ---- the order ---------------------------------------------------------- */
+
+/* What LINKER --help prints on standard output, to be freed, or NULL. */
+static char *
+linker_help (const char *linker)
+{
+  char *text = NULL;
+  size_t size = 0;
+  FILE *out = open_memstream (&text, &size);
+  int fds[2];
+  pid_t pid;
+
+  if (out == NULL || pipe2 (fds, O_CLOEXEC) != 0)
+    {
+      if (out != NULL)
+        fclose (out);
+      free (text);
+      return NULL;
+    }
+  pid = fork ();
+  if (pid == 0)
+    {
+      int null = open ("/dev/null", O_WRONLY);
+
+      dup2 (fds[1], STDOUT_FILENO);
+      if (null >= 0)
+        dup2 (null, STDERR_FILENO);
+      execl (linker, linker, "--help", (char *) NULL);
+      _exit (127);
+    }
+  close (fds[1]);
+  for (char buf[4096];;)
+    {
+      ssize_t n = read (fds[0], buf, sizeof buf);
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        break;
+      fwrite (buf, 1, n, out);
+    }
+  close (fds[0]);
+  while (pid > 0 && waitpid (pid, NULL, 0) < 0 && errno == EINTR)
+    ;
+  fclose (out);
+  return text;
+}
+
+/* Whether the help text HELP lists OPTION as an option of its own. */
+static bool
+lists_option (const char *help, const char *option)
+{
+  size_t n = strlen (option);
+
+  for (const char *p = help; p != NULL && (p = strstr (p, option)); p += n)
+    if (!(p[n] == '-' || (p[n] >= 'a' && p[n] <= 'z')))
+      return true;
+  return false;
+}
+
+/* Hands the names of the order file to the linker as its
+ * --symbol-ordering-file, written to *PATH, the option in *OPTION (both
+ * to be freed); a linker without one is warned about and links without
+ * the order.  Returns 0, or -1 after an error message. */
+static int
+pass_order (struct link *l, const struct order *o, const char *linker,
+            char **path, char **option)
+{
+  char *help = linker_help (linker);
+  const char *base = strrchr (linker, '/');
+  int fd;
+
+  base = base != NULL ? base + 1 : linker;
+  if (help == NULL || !lists_option (help, "--symbol-ordering-file"))
+    {
+      plugin_message (LDPL_WARNING, "%s has no --symbol-ordering-file: %s "
+                      "is not applied", base, o->path);
+      free (help);
+      return 0;
+    }
+  fd = reserve_create_file (".txt", path);
+  if (fd < 0 || order_write_names (o, fd, *path) != 0)
+    {
+      if (fd >= 0)
+        close (fd);
+      free (help);
+      return -1;
+    }
+  close (fd);
+  if (asprintf (option, "--symbol-ordering-file=%s", *path) < 0)
+    {
+      *option = NULL;
+      plugin_message (LDPL_FATAL, "out of memory");
+      free (help);
+      return -1;
+    }
+  l->args[l->nargs++] = *option;
+  /* One warning of ours instead of one of lld's per missing name. */
+  if (lists_option (help, "--no-warn-symbol-ordering"))
+    l->args[l->nargs++] = "--no-warn-symbol-ordering";
+  free (help);
+  return 0;
+}
+
+/* The link with the order of L's order file, when it has one. */
+static int
+link_in_order (struct link *l, const char *linker)
+{
+  struct order o;
+  char *names = NULL, *option = NULL;
+  int status;
+
+  if (l->order_path == NULL)
+    return link_with_region (l, linker);
+  if (order_read (l->order_path, &o) != 0)
+    return 1;
+  status = pass_order (l, &o, linker, &names, &option) != 0 ? 1
+           : link_with_region (l, linker);
+  if (status == 0 && option != NULL && !l->quiet)
+    order_report (&o, l->output);
+  if (names != NULL)
+    unlink (names);
+  free (names);
+  free (option);
+  order_free (&o);
+  return status;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -521,7 +708,7 @@ main (int argc, char **argv)
                       strerror (errno));
       return 127;
     }
-  status = link_with_region (&l, linker);
+  status = link_in_order (&l, linker);
   free (linker);
   free (l.args);
   return status;

@@ -47,9 +47,17 @@
  * prefetch runs once.  hook=preinit keeps the linked entry point, so the
  * two can be compared.
  *
+ * With order=FILE the plugin also applies a link order (an order file,
+ * doc/format.md): it is read and checked when the plugin is loaded,
+ * claim_file notes which input sections define its names, and
+ * all_symbols_read hands the linker their order (place.c): ld.bfd as a
+ * linker script, gold through its section-ordering interface.  cleanup
+ * then reads the output's symbol table and says how much of the list it
+ * holds in order (order.c).
+ *
  * Options (-plugin-opt=OPT): runtime-dir=DIR, no-runtime, capacity=PAGES,
- * hook=entry|preinit, verbose, quiet.  Relocatable links (-r) are left
- * alone entirely.
+ * hook=entry|preinit, order=FILE, verbose, quiet.  Relocatable links (-r)
+ * are left alone entirely.
  */
 
 #include <errno.h>
@@ -86,6 +94,8 @@ static ld_plugin_register_claim_file tv_register_claim_file;
 static ld_plugin_register_all_symbols_read tv_register_all_symbols_read;
 static ld_plugin_register_cleanup tv_register_cleanup;
 static ld_plugin_add_input_file tv_add_input_file;
+static ld_plugin_update_section_order tv_update_section_order;      /* gold */
+static ld_plugin_allow_section_ordering tv_allow_section_ordering;  /* gold */
 static const char *tv_output_name;
 static enum ld_plugin_output_file_type tv_linker_output;
 static bool tv_linker_output_seen;
@@ -98,6 +108,7 @@ static bool opt_verbose;
 static bool opt_quiet;
 static bool opt_hook_preinit;           /* hook=preinit */
 static uint64_t opt_capacity;           /* 0: estimate from the inputs */
+static const char *opt_order;           /* order=FILE */
 
 /* What the inputs told us. */
 static uint64_t image_bytes;            /* estimated bytes of image */
@@ -110,6 +121,8 @@ static uint64_t capacity;
 static char *reserve_path;              /* the temporary object, if any */
 static bool reserved;                   /* the region went into the link */
 static bool failed;                     /* a fatal message was sent */
+static struct order order;              /* read when opt_order is set */
+static bool ordering;                   /* ... and this link applies it */
 
 void
 plugin_message (enum ld_plugin_level level, const char *fmt, ...)
@@ -175,6 +188,15 @@ parse_option (const char *opt)
     opt_hook_preinit = false;
   else if (strcmp (opt, "hook=preinit") == 0)
     opt_hook_preinit = true;
+  else if (strncmp (opt, "order=", 6) == 0)
+    {
+      if (opt[6] == '\0')
+        {
+          plugin_message (LDPL_FATAL, "order= needs an order file");
+          return LDPS_ERR;
+        }
+      opt_order = opt + 6;
+    }
   else if (strncmp (opt, "capacity=", 9) == 0)
     {
       if (!parse_capacity (opt + 9, &opt_capacity))
@@ -189,7 +211,7 @@ parse_option (const char *opt)
     {
       plugin_message (LDPL_FATAL, "unknown option '%s' (known: "
                       "runtime-dir=DIR, no-runtime, capacity=PAGES, "
-                      "hook=entry|preinit, verbose, quiet)", opt);
+                      "hook=entry|preinit, order=FILE, verbose, quiet)", opt);
       return LDPS_ERR;
     }
   return LDPS_OK;
@@ -266,11 +288,13 @@ remember_target (const GElf_Ehdr *ehdr)
   target_seen = true;
 }
 
-/* Account for the SIZE bytes at IMAGE, one input file or archive member.
- * ld.bfd offers a whole archive as well as the members it loads; only the
+/* Account for the SIZE bytes at IMAGE, one input file or archive member
+ * (FILE), and note where it defines the names of the order.  ld.bfd
+ * offers a whole archive as well as the members it loads; only the
  * members count. */
 static void
-size_image (char *image, size_t size)
+size_image (char *image, size_t size,
+            const struct ld_plugin_input_file *file)
 {
   Elf *elf = elf_memory (image, size);
   Elf_Kind kind = elf != NULL ? elf_kind (elf) : ELF_K_NONE;
@@ -289,6 +313,8 @@ size_image (char *image, size_t size)
       input_count++;
       if (!target_seen)
         remember_target (&ehdr);
+      if (ordering)
+        place_scan (&order, elf, file, tv_gold);
     }
   /* Shared libraries and the rest are not part of this image. */
   elf_end (elf);
@@ -317,7 +343,7 @@ size_input (const struct ld_plugin_input_file *file)
       input_count++;
       return;
     }
-  size_image (map + lead, file->filesize);
+  size_image (map + lead, file->filesize, file);
   munmap (map, lead + file->filesize);
 }
 
@@ -326,7 +352,15 @@ size_input (const struct ld_plugin_input_file *file)
 static enum ld_plugin_status
 onclaim_file (const struct ld_plugin_input_file *file, int *claimed)
 {
+  static bool allowed;
+
   *claimed = 0;
+  /* gold takes this from claim_file on, not from onload. */
+  if (ordering && tv_gold && !allowed)
+    {
+      tv_allow_section_ordering ();
+      allowed = true;
+    }
   if (tv_linker_output != LDPO_REL)
     size_input (file);
   return LDPS_OK;
@@ -368,7 +402,7 @@ region_link (void)
 static enum ld_plugin_status
 add_reserve_object (void)
 {
-  int fd = reserve_create_file (&reserve_path);
+  int fd = reserve_create_file (".o", &reserve_path);
   int status;
 
   if (fd < 0)
@@ -464,6 +498,13 @@ onall_symbols_read (void)
     status = add_runtime_object (&runtime);
   if (status == LDPS_OK && opt_verbose)
     report_link (runtime);
+  if (status == LDPS_OK && ordering)
+    {
+      struct place_linker linker = { tv_gold, tv_add_input_file,
+                                     tv_update_section_order };
+
+      status = place_apply (&order, &linker, opt_verbose);
+    }
   free (runtime);
   return status;
 }
@@ -493,21 +534,12 @@ report_entry (enum patch_entry entry)
                     "the runtime's stub", tv_output_name);
 }
 
+/* Patches the finished output and says what became of it. */
 static enum ld_plugin_status
-oncleanup (void)
+finish_output (void)
 {
   struct patch_outcome outcome;
 
-  if (reserve_path != NULL)
-    {
-      unlink (reserve_path);
-      free (reserve_path);
-      reserve_path = NULL;
-    }
-  /* After a failed link there is nothing to patch, and a second fatal
-   * message would only hide the first. */
-  if (!reserved || failed)
-    return LDPS_OK;
   switch (patch_output (tv_output_name,
                         executable_runtime () && !opt_hook_preinit, false,
                         &outcome))
@@ -515,12 +547,34 @@ oncleanup (void)
     case PATCH_DONE:
       check_capacity (outcome.image_pages);
       report_entry (outcome.entry);
+      if (ordering && !opt_quiet)
+        order_report (&order, tv_output_name);
       return LDPS_OK;
     case PATCH_NO_OUTPUT:
       return LDPS_OK;
     default:
       return LDPS_ERR;
     }
+}
+
+static enum ld_plugin_status
+oncleanup (void)
+{
+  enum ld_plugin_status status = LDPS_OK;
+
+  if (reserve_path != NULL)
+    {
+      unlink (reserve_path);
+      free (reserve_path);
+      reserve_path = NULL;
+    }
+  place_cleanup ();
+  /* After a failed link there is nothing to patch, and a second fatal
+   * message would only hide the first. */
+  if (reserved && !failed)
+    status = finish_output ();
+  order_free (&order);
+  return status;
 }
 
 /* onload. */
@@ -545,6 +599,12 @@ parse_tv_tag (struct ld_plugin_tv *tv)
       break;
     case LDPT_ADD_INPUT_FILE:
       SETVAR (tv_add_input_file);
+      break;
+    case LDPT_UPDATE_SECTION_ORDER:
+      SETVAR (tv_update_section_order);
+      break;
+    case LDPT_ALLOW_SECTION_ORDERING:
+      SETVAR (tv_allow_section_ordering);
       break;
     case LDPT_OUTPUT_NAME:
       tv_output_name = tv->tv_u.tv_string;
@@ -585,6 +645,26 @@ missing_interface (void)
   return NULL;
 }
 
+/* Reads the order file, when there is one and the link is not -r. */
+static enum ld_plugin_status
+start_order (void)
+{
+  if (opt_order == NULL || tv_linker_output == LDPO_REL)
+    return LDPS_OK;
+  if (tv_gold && (tv_update_section_order == NULL
+                  || tv_allow_section_ordering == NULL))
+    {
+      plugin_message (LDPL_FATAL, "this gold does not offer section "
+                      "ordering (LDPT_UPDATE_SECTION_ORDER), which "
+                      "order= needs");
+      return LDPS_ERR;
+    }
+  if (order_read (opt_order, &order) != 0)
+    return LDPS_ERR;
+  ordering = true;
+  return LDPS_OK;
+}
+
 enum ld_plugin_status onload (struct ld_plugin_tv *tv);
 
 enum ld_plugin_status
@@ -623,6 +703,8 @@ onload (struct ld_plugin_tv *tv)
       plugin_message (LDPL_FATAL, "libelf: %s", elf_errmsg (-1));
       return LDPS_ERR;
     }
+  if ((rv = start_order ()) != LDPS_OK)
+    return rv;
 
   if ((rv = tv_register_claim_file (onclaim_file)) != LDPS_OK
       || (rv = tv_register_all_symbols_read (onall_symbols_read)) != LDPS_OK

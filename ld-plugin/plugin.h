@@ -82,10 +82,11 @@ uint64_t reserve_capacity_for (uint64_t bytes);
 void reserve_target_of (const GElf_Ehdr *ehdr, struct reserve_target *t);
 void reserve_default_target (struct reserve_target *t);
 
-/* Creates the temporary object under $TMPDIR like the linker's own
- * temporaries; *PATH is set to its name (to be freed).  Returns its
- * descriptor, or -1 after an error message. */
-int reserve_create_file (char **path);
+/* Creates a temporary file under $TMPDIR like the linker's own
+ * temporaries, its name ending in SUFFIX (".o", ".ld"); *PATH is set to
+ * its name (to be freed).  Returns its descriptor, or -1 after an error
+ * message. */
+int reserve_create_file (const char *suffix, char **path);
 
 /* patch.c: outcome of patch_output. */
 enum patch_result
@@ -120,5 +121,74 @@ struct patch_outcome
  * On PATCH_DONE *OUT says what was found and done. */
 enum patch_result patch_output (const char *path, bool redirect_entry,
                                 bool shared_note, struct patch_outcome *out);
+
+/* order.c: an order file (doc/format.md, "Order files"): its names in
+ * file order, each once, and a table to look them up by. */
+struct order
+{
+  const char *path;             /* as given, for messages */
+  char *text;                   /* the file, its lines NUL-terminated */
+  const char **names;           /* into TEXT */
+  size_t count;
+  uint32_t *slots;              /* hash table: name index + 1, or 0 */
+  size_t mask;                  /* slots - 1 */
+};
+
+#define ORDER_NONE ((size_t) -1)
+
+/* Reads and checks the order file PATH into O.  Returns 0, or -1 after
+ * one fatal message "PATH:LINE: what is wrong" (or "PATH: why it cannot
+ * be read"). */
+int order_read (const char *path, struct order *o);
+void order_free (struct order *o);
+
+/* The index of NAME in O's list, or ORDER_NONE. */
+size_t order_find (const struct order *o, const char *name);
+
+/* Writes O's names one a line to FD (named PATH), as lld's and mold's
+ * --symbol-ordering-file take them.  Returns 0, or -1 after a message. */
+int order_write_names (const struct order *o, int fd, const char *path);
+
+/* Calls FN (with ARG) for each function and object of ELF's symbol
+ * table that is defined in a section (SHNDX, extended indices resolved)
+ * and whose name O lists (at INDEX).  Returns false when ELF has no
+ * symbol table. */
+typedef void order_symbol_fn (const GElf_Sym *sym, size_t shndx,
+                              size_t index, const char *name, void *arg);
+bool order_symbols (const struct order *o, Elf *elf, order_symbol_fn *fn,
+                    void *arg);
+
+/* Says how much of O the linked file OUTPUT holds in order: a warning
+ * for the names it does not define, then the line "placed X of Y MiB in
+ * order (N of M symbols)". */
+void order_report (const struct order *o, const char *output);
+
+/* place.c, the plugin only: which input sections the listed names are in,
+ * and how the linker is told to put them first. */
+
+/* Looks at the symbols of one relocatable input, ELF, as claim_file
+ * offers it in FILE: records each input section that defines a name of
+ * O (for gold, every section of code and read-only data). */
+void place_scan (const struct order *o, Elf *elf,
+                 const struct ld_plugin_input_file *file, bool gold);
+
+/* The linker's interfaces place_apply needs. */
+struct place_linker
+{
+  bool gold;
+  ld_plugin_add_input_file add_input_file;             /* ld.bfd */
+  ld_plugin_update_section_order update_section_order; /* gold */
+};
+
+/* In all_symbols_read: hands the linker the order of the recorded
+ * sections.  ld.bfd gets a linker script (place_cleanup removes it),
+ * gold the section order.  VERBOSE says what was done.  Returns LDPS_OK,
+ * or an error after a fatal message. */
+enum ld_plugin_status place_apply (const struct order *o,
+                                   const struct place_linker *linker,
+                                   bool verbose);
+
+/* Removes the linker script, if any, and forgets everything. */
+void place_cleanup (void);
 
 #endif /* PBITMAP_LD_PLUGIN_H */

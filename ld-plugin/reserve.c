@@ -441,23 +441,23 @@ reserve_default_target (struct reserve_target *t)
 }
 
 int
-reserve_create_file (char **path)
+reserve_create_file (const char *suffix, char **path)
 {
   const char *dir = getenv ("TMPDIR");
   int fd;
 
   if (dir == NULL || *dir == '\0')
     dir = "/tmp";
-  if (asprintf (path, "%s/pbitmap-XXXXXX.o", dir) < 0)
+  if (asprintf (path, "%s/pbitmap-XXXXXX%s", dir, suffix) < 0)
     {
       *path = NULL;
       plugin_message (LDPL_FATAL, "out of memory");
       return -1;
     }
-  fd = mkstemps (*path, 2);
+  fd = mkstemps (*path, strlen (suffix));
   if (fd < 0)
     {
-      plugin_message (LDPL_FATAL, "cannot create a temporary object in "
+      plugin_message (LDPL_FATAL, "cannot create a temporary file in "
                       "%s: %s", dir, strerror (errno));
       free (*path);
       *path = NULL;

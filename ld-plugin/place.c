@@ -1,0 +1,632 @@
+/* place.c: the plugin's half of a link order: which input sections the
+ * listed names are in, and how ld.bfd and gold are made to put them first.
+ *
+ * claim_file offers every relocatable input (objects and archive members)
+ * before the layout is made, and place_scan reads its symbol table.  A
+ * listed name defined there as a function (STT_FUNC, STT_GNU_IFUNC) in a
+ * section of code named .text or .text.*, or as an object (STT_OBJECT) in
+ * an allocated, read-only, non-executable section named .rodata or
+ * .rodata.*, gives that section the name's rank (its place in the list;
+ * the first listed name counts when a section defines several).  Other
+ * sections never move: the pieces of .init and .fini must stay in link
+ * order, .ltext and .lrodata where the large code model wants them.  An
+ * object compiled without -ffunction-sections has all its functions in
+ * one .text, which then moves whole, where the first of its listed names
+ * says.
+ *
+ * ld.bfd 2.40 has no interface to order sections, but it reads a linker
+ * script that a plugin hands it with add_input_file, and a script that
+ * holds only
+ *
+ *   SECTIONS { .text.pbitmap : { *(".text.f3") *(".text.f2") } }
+ *   INSERT BEFORE .text;
+ *   SECTIONS { .rodata.pbitmap : { *(".rodata.r2") } }
+ *   INSERT AFTER .rodata;
+ *
+ * keeps the default script and puts the listed input sections into two
+ * output sections of their own, in statement order: the code right
+ * before .text in the executable segment, the read-only data right after
+ * .rodata (INSERT BEFORE .rodata would put it in the executable segment,
+ * ahead of the default script's step to the read-only one) in PIE,
+ * non-PIE, static and shared links alike.  ld then warns "FILE contains
+ * output sections; did you forget -T?": ld 2.40 says so for every script
+ * input that adds an output section (ldlang.c, open_input_bfds), and an
+ * INSERT script must add one, so no form avoids it, and --fatal-warnings
+ * makes an ordered link fail.
+ *
+ * A section whose name is its symbol's (.text.NAME, .text.unlikely.NAME,
+ * .rodata.NAME), or that is part of a section group, is matched by name
+ * in every file, *(".text.NAME"): that finds the copy of a COMDAT group
+ * that ld keeps (whichever name of the function is listed: a C1
+ * constructor lives in its C2's section), and moves all static
+ * functions of that name together.  Any other section (a whole .text, a
+ * .rodata of several objects) is matched in its own file: ":PATH"(.text)
+ * for an object (the empty archive part matches files outside archives
+ * only), "ARCHIVE:MEMBER"(.text) for an archive member.  ld treats even a
+ * quoted name as an fnmatch pattern when it holds * ? or [, so such names
+ * are escaped; a name holding '"' cannot be written at all, and neither
+ * can an archive whose path has a ':' (these sections do not move).  A
+ * name no input defines is still looked for as .text.NAME, the section
+ * -ffunction-sections gives it: that finds the code of the LTO
+ * partitions, which another plugin adds after the inputs were offered to
+ * this one.
+ *
+ * gold sorts the input sections of each output section by the list that
+ * update_section_order gives it (once allow_section_ordering was called),
+ * and puts the sections not in the list first.  So gold is given every
+ * section of code and read-only data that claim_file offered: the ranked
+ * ones first, by rank, then the others as gold itself would order them
+ * (.text.unlikely*, .text.exit*, .text.startup*, .text.hot* first, each
+ * group in the order the sections came, then the rest): with ordering
+ * on, gold orders by the list alone.  The listed sections then land first
+ * in .text and .rodata, after only what was not offered (the runtime;
+ * LTO partitions, which gold never offers).
+ */
+
+#include <ar.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <gelf.h>
+
+#include "plugin.h"
+
+#define RANK_NONE UINT32_MAX
+
+/* Which sections may move, and where to. */
+enum kind
+{
+  KIND_NONE,
+  KIND_TEXT,                    /* into .text.pbitmap */
+  KIND_RODATA                   /* into .rodata.pbitmap */
+};
+
+/* One input section that moves (for gold, also one that stays). */
+struct section
+{
+  uint32_t rank;                /* RANK_NONE: none of its names is listed */
+  uint32_t seq;                 /* the order claim_file offered it in */
+  unsigned group;               /* gold's grouping by name prefix */
+  enum kind kind;
+  void *handle;                 /* gold: the file's, and its index */
+  unsigned shndx;
+  char *pattern;                /* ld.bfd: its input section statement */
+};
+
+static struct section *sections;
+static size_t nsections, asections;
+static bool *found;             /* per listed name: an input defines it */
+static unsigned unnamed;        /* sections no script can name */
+static char *script_path;
+
+/* The archive whose members were named last: members come in runs. */
+static struct
+{
+  char *path;
+  int fd;
+  Elf *elf;
+} archive = { NULL, -1, NULL };
+
+/* ---- naming sections in a linker script ------------------------------ */
+
+/* S between double quotes, as a pattern that matches S alone: ld
+ * compares a name with * ? or [ in it as fnmatch does (so those and '\'
+ * are escaped then), any other as it is.  NULL when S cannot be quoted. */
+static char *
+quote (const char *s)
+{
+  bool wild = strpbrk (s, "*?[") != NULL;
+  char *q = malloc (2 * strlen (s) + 3), *p = q;
+
+  if (q == NULL)
+    return NULL;
+  *p++ = '"';
+  for (; *s != '\0'; s++)
+    {
+      if (*s == '"' || (unsigned char) *s < 0x20)
+        {
+          free (q);
+          return NULL;
+        }
+      if (wild && strchr ("*?[\\", *s) != NULL)
+        *p++ = '\\';
+      *p++ = *s;
+    }
+  *p++ = '"';
+  *p = '\0';
+  return q;
+}
+
+static void
+forget_archive (void)
+{
+  elf_end (archive.elf);
+  if (archive.fd >= 0)
+    close (archive.fd);
+  free (archive.path);
+  archive.path = NULL;
+  archive.elf = NULL;
+  archive.fd = -1;
+}
+
+/* The name of the member of archive PATH whose contents start at
+ * OFFSET, to be freed, or NULL. */
+static char *
+member_name (const char *path, off_t offset)
+{
+  Elf *member;
+  Elf_Arhdr *hdr;
+  char *name = NULL;
+
+  if (archive.path == NULL || strcmp (archive.path, path) != 0)
+    {
+      forget_archive ();
+      archive.fd = open (path, O_RDONLY | O_CLOEXEC);
+      archive.elf = (archive.fd >= 0
+                     ? elf_begin (archive.fd, ELF_C_READ_MMAP, NULL) : NULL);
+      archive.path = strdup (path);
+    }
+  if (archive.elf == NULL || elf_kind (archive.elf) != ELF_K_AR
+      || offset < (off_t) sizeof (struct ar_hdr)
+      || elf_rand (archive.elf, offset - sizeof (struct ar_hdr)) == 0)
+    return NULL;
+  member = elf_begin (archive.fd, ELF_C_READ_MMAP, archive.elf);
+  hdr = member != NULL ? elf_getarhdr (member) : NULL;
+  if (hdr != NULL && hdr->ar_name != NULL)
+    name = strdup (hdr->ar_name);
+  elf_end (member);
+  return name;
+}
+
+/* How a script names FILE: ":PATH" for an object, "ARCHIVE:MEMBER" for
+ * an archive member (it starts after its header).  NULL when it cannot. */
+static char *
+file_pattern (const struct ld_plugin_input_file *file)
+{
+  char *member, *a = NULL, *m = NULL, *pattern = NULL;
+  const char *path = file->name;
+
+  if (file->offset == 0)
+    {
+      if (asprintf (&pattern, ":%s", path) < 0)
+        return NULL;
+      a = quote (pattern);
+      free (pattern);
+      return a;
+    }
+  member = member_name (path, file->offset);
+  if (member != NULL && strchr (path, ':') == NULL
+      && (a = quote (path)) != NULL && (m = quote (member)) != NULL
+      && asprintf (&pattern, "%.*s:%s", (int) strlen (a) - 1, a, m + 1) < 0)
+    pattern = NULL;
+  free (member);
+  free (a);
+  free (m);
+  return pattern;
+}
+
+/* Whether section SECNAME is named after its symbol NAME, as
+ * -ffunction-sections and -fdata-sections name them. */
+static bool
+named_after (const char *secname, const char *name)
+{
+  size_t s = strlen (secname), n = strlen (name);
+
+  return s > n + 1 && secname[s - n - 1] == '.'
+         && strcmp (secname + s - n, name) == 0;
+}
+
+/* The input section statement for SECNAME, whose first listed symbol
+ * is NAME, in FILE, or NULL; GROUP says it is part of a section group.
+ * *FILE_SPEC caches the file's pattern ("" when it has none). */
+static char *
+section_pattern (const char *secname, const char *name, bool group,
+                 const struct ld_plugin_input_file *file, char **file_spec)
+{
+  char *sec = quote (secname), *pattern = NULL;
+  const char *in = "*";
+
+  if (sec == NULL)
+    return NULL;
+  if (!group && !named_after (secname, name))
+    {
+      if (*file_spec == NULL && (*file_spec = file_pattern (file)) == NULL)
+        *file_spec = strdup ("");
+      in = *file_spec;
+    }
+  if (in == NULL || *in == '\0' || asprintf (&pattern, "%s(%s)", in, sec) < 0)
+    pattern = NULL;
+  free (sec);
+  return pattern;
+}
+
+/* ---- claim_file ------------------------------------------------------- */
+
+static bool
+has_prefix (const char *name, const char *prefix)
+{
+  size_t n = strlen (prefix);
+
+  return strncmp (name, prefix, n) == 0 && (name[n] == '\0' || name[n] == '.');
+}
+
+/* gold's own grouping of .text sections: the place of the first of its
+ * prefixes that NAME starts with, or after them. */
+static unsigned
+gold_group (const char *name)
+{
+  static const char *const prefix[] = {
+    ".text.unlikely", ".text.exit", ".text.startup", ".text.hot"
+  };
+  unsigned i;
+
+  for (i = 0; i < sizeof prefix / sizeof *prefix; i++)
+    if (strncmp (name, prefix[i], strlen (prefix[i])) == 0)
+      break;
+  return i;
+}
+
+static enum kind
+section_kind (const GElf_Shdr *shdr, const char *name)
+{
+  if (name == NULL || shdr->sh_type != SHT_PROGBITS
+      || !(shdr->sh_flags & SHF_ALLOC))
+    return KIND_NONE;
+  if ((shdr->sh_flags & SHF_EXECINSTR) && has_prefix (name, ".text"))
+    return KIND_TEXT;
+  if (!(shdr->sh_flags & (SHF_EXECINSTR | SHF_WRITE))
+      && has_prefix (name, ".rodata"))
+    return KIND_RODATA;
+  return KIND_NONE;
+}
+
+static struct section *
+new_section (void)
+{
+  if (nsections == asections)
+    {
+      size_t n = asections ? 2 * asections : 1024;
+      struct section *s = realloc (sections, n * sizeof *s);
+
+      if (s == NULL)
+        return NULL;
+      sections = s;
+      asections = n;
+    }
+  memset (&sections[nsections], 0, sizeof *sections);
+  sections[nsections].seq = (uint32_t) nsections;
+  return &sections[nsections++];
+}
+
+/* What one input tells: per section, its kind, name, whether it is in a
+ * section group, its rank and the listed name that gave it the rank. */
+struct input
+{
+  size_t shnum;
+  enum kind *kind;
+  bool *group;
+  const char **secname;
+  uint32_t *rank;
+  const char **name;
+};
+
+static bool
+read_sections (Elf *elf, struct input *in)
+{
+  size_t shstrndx;
+
+  if (elf_getshdrnum (elf, &in->shnum) != 0
+      || elf_getshdrstrndx (elf, &shstrndx) != 0)
+    return false;
+  in->kind = calloc (in->shnum + 1, sizeof *in->kind);
+  in->group = calloc (in->shnum + 1, sizeof *in->group);
+  in->secname = calloc (in->shnum + 1, sizeof *in->secname);
+  in->rank = malloc ((in->shnum + 1) * sizeof *in->rank);
+  in->name = calloc (in->shnum + 1, sizeof *in->name);
+  if (in->kind == NULL || in->group == NULL || in->secname == NULL
+      || in->rank == NULL || in->name == NULL)
+    return false;
+  for (size_t i = 0; i < in->shnum; i++)
+    {
+      Elf_Scn *scn = elf_getscn (elf, i);
+      GElf_Shdr shdr;
+
+      in->rank[i] = RANK_NONE;
+      if (i == 0 || scn == NULL || gelf_getshdr (scn, &shdr) == NULL)
+        continue;
+      in->secname[i] = elf_strptr (elf, shstrndx, shdr.sh_name);
+      in->kind[i] = section_kind (&shdr, in->secname[i]);
+      in->group[i] = (shdr.sh_flags & SHF_GROUP) != 0;
+    }
+  return true;
+}
+
+/* Gives the section of one listed symbol its rank, when the symbol's
+ * kind may move from there. */
+static void
+rank_symbol (const GElf_Sym *sym, size_t shndx, size_t k, const char *name,
+             void *arg)
+{
+  struct input *in = arg;
+  int type = GELF_ST_TYPE (sym->st_info);
+
+  if (shndx >= in->shnum
+      || in->kind[shndx] != (type == STT_OBJECT ? KIND_RODATA : KIND_TEXT))
+    return;
+  found[k] = true;
+  if (k < in->rank[shndx])
+    {
+      in->rank[shndx] = (uint32_t) k;
+      in->name[shndx] = name;
+    }
+}
+
+/* Records the sections of IN: for gold every one of a kind that moves,
+ * for ld.bfd the ranked ones, with their statements. */
+static void
+record_sections (const struct input *in,
+                 const struct ld_plugin_input_file *file, bool gold)
+{
+  char *file_spec = NULL;
+
+  for (size_t i = 1; i < in->shnum; i++)
+    {
+      struct section *s;
+      char *pattern = NULL;
+
+      if (in->kind[i] == KIND_NONE || (!gold && in->rank[i] == RANK_NONE))
+        continue;
+      if (!gold && (pattern = section_pattern (in->secname[i], in->name[i],
+                                               in->group[i], file,
+                                               &file_spec)) == NULL)
+        {
+          unnamed++;
+          continue;
+        }
+      if ((s = new_section ()) == NULL)
+        {
+          free (pattern);
+          break;
+        }
+      s->rank = in->rank[i];
+      s->group = gold_group (in->secname[i]);
+      s->kind = in->kind[i];
+      s->handle = file->handle;
+      s->shndx = (unsigned) i;
+      s->pattern = pattern;
+    }
+  free (file_spec);
+}
+
+void
+place_scan (const struct order *o, Elf *elf,
+            const struct ld_plugin_input_file *file, bool gold)
+{
+  struct input in = { 0 };
+
+  if (found == NULL && (found = calloc (o->count + 1, sizeof *found)) == NULL)
+    return;
+  if (read_sections (elf, &in))
+    {
+      order_symbols (o, elf, rank_symbol, &in);
+      record_sections (&in, file, gold);
+    }
+  free (in.kind);
+  free (in.group);
+  free (in.secname);
+  free (in.rank);
+  free (in.name);
+}
+
+/* ---- all_symbols_read ------------------------------------------------- */
+
+/* Ranked sections first, by rank, then the others by gold's group; in
+ * each, the order they came in. */
+static int
+compare_sections (const void *a, const void *b)
+{
+  const struct section *x = a, *y = b;
+
+  if (x->rank != y->rank)
+    return x->rank < y->rank ? -1 : 1;
+  if (x->rank == RANK_NONE && x->group != y->group)
+    return x->group < y->group ? -1 : 1;
+  return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* The pattern hash set: one statement per pattern, the first. */
+struct seen
+{
+  const char **slot;
+  size_t mask;
+};
+
+static bool
+first_time (struct seen *seen, const char *pattern)
+{
+  uint32_t h = 2166136261u;
+  size_t i;
+
+  for (const unsigned char *p = (const unsigned char *) pattern; *p; p++)
+    h = (h ^ *p) * 16777619u;
+  for (i = h & seen->mask; seen->slot[i] != NULL; i = (i + 1) & seen->mask)
+    if (strcmp (seen->slot[i], pattern) == 0)
+      return false;
+  seen->slot[i] = pattern;
+  return true;
+}
+
+/* The statements of KIND into F, in rank order, the .text.NAME of names
+ * no input defines at their places; returns how many. */
+static size_t
+write_statements (FILE *f, const struct order *o, enum kind kind,
+                  struct seen *seen)
+{
+  size_t n = 0, at = 0;
+
+  for (size_t k = 0; k <= o->count; k++)
+    {
+      char *fallback = NULL, *q;
+
+      for (; at < nsections && sections[at].rank == k; at++)
+        if (sections[at].kind == kind
+            && first_time (seen, sections[at].pattern))
+          {
+            fprintf (f, "    %s\n", sections[at].pattern);
+            n++;
+          }
+      if (kind != KIND_TEXT || k == o->count || found[k]
+          || asprintf (&fallback, ".text.%s", o->names[k]) < 0)
+        continue;
+      if ((q = quote (fallback)) != NULL)
+        {
+          fprintf (f, "    *(%s)\n", q);
+          n++;
+        }
+      free (q);
+      free (fallback);
+    }
+  return n;
+}
+
+/* One output section of KIND, named NAME, inserted WHERE (unless it would
+ * be empty), into F; returns its statements. */
+static size_t
+write_block (FILE *f, const struct order *o, enum kind kind,
+             struct seen *seen, const char *name, const char *where)
+{
+  char *body = NULL;
+  size_t size = 0, n;
+  FILE *m = open_memstream (&body, &size);
+
+  if (m == NULL)
+    return 0;
+  n = write_statements (m, o, kind, seen);
+  if (fclose (m) == 0 && n > 0)
+    fprintf (f, "SECTIONS\n{\n  %s :\n  {\n%s  }\n}\nINSERT %s;\n",
+             name, body, where);
+  free (body);
+  return n;
+}
+
+/* The script into F; *TEXT and *RODATA count its statements of each. */
+static bool
+write_script (FILE *f, const struct order *o, size_t *text, size_t *rodata)
+{
+  struct seen seen;
+  size_t nslots = 16;
+
+  while (nslots < 2 * nsections)
+    nslots *= 2;
+  seen.mask = nslots - 1;
+  seen.slot = calloc (nslots, sizeof *seen.slot);
+  if (seen.slot == NULL)
+    return false;
+  fprintf (f, "/* pbitmap: the link order of %s */\n", o->path);
+  *text = write_block (f, o, KIND_TEXT, &seen, ".text.pbitmap",
+                       "BEFORE .text");
+  *rodata = write_block (f, o, KIND_RODATA, &seen, ".rodata.pbitmap",
+                         "AFTER .rodata");
+  free (seen.slot);
+  return !ferror (f);
+}
+
+static enum ld_plugin_status
+apply_bfd (const struct order *o, ld_plugin_add_input_file add_input_file,
+           bool verbose)
+{
+  int fd = reserve_create_file (".ld", &script_path);
+  FILE *f = fd >= 0 ? fdopen (fd, "w") : NULL;
+  size_t text = 0, rodata = 0;
+  bool ok;
+
+  if (fd < 0)
+    return LDPS_ERR;
+  ok = f != NULL && write_script (f, o, &text, &rodata);
+  if ((f != NULL ? fclose (f) : close (fd)) != 0 || !ok)
+    {
+      plugin_message (LDPL_FATAL, "%s: cannot write the linker script: %s",
+                      script_path, strerror (errno));
+      return LDPS_ERR;
+    }
+  if (verbose)
+    plugin_message (LDPL_INFO, "%s: ld's script: %zu input section "
+                    "statements for .text.pbitmap, %zu for .rodata.pbitmap%s",
+                    o->path, text, rodata,
+                    unnamed > 0 ? " (a script cannot name some)" : "");
+  if (text + rodata == 0)
+    return LDPS_OK;
+  if (add_input_file (script_path) != LDPS_OK)
+    {
+      plugin_message (LDPL_FATAL, "the linker refused the linker script %s",
+                      script_path);
+      return LDPS_ERR;
+    }
+  return LDPS_OK;
+}
+
+static enum ld_plugin_status
+apply_gold (const struct order *o, ld_plugin_update_section_order update,
+            bool verbose)
+{
+  struct ld_plugin_section *list = malloc ((nsections + 1) * sizeof *list);
+  size_t listed = 0;
+  enum ld_plugin_status status;
+
+  if (list == NULL)
+    {
+      plugin_message (LDPL_FATAL, "out of memory");
+      return LDPS_ERR;
+    }
+  for (size_t i = 0; i < nsections; i++)
+    {
+      list[i].handle = sections[i].handle;
+      list[i].shndx = sections[i].shndx;
+      listed += sections[i].rank != RANK_NONE;
+    }
+  status = update (list, (unsigned) nsections);
+  free (list);
+  if (status != LDPS_OK)
+    plugin_message (LDPL_FATAL, "gold refused the section order");
+  else if (verbose)
+    plugin_message (LDPL_INFO, "%s: %zu of gold's %zu sections of code and "
+                    "read-only data go first", o->path, listed, nsections);
+  return status;
+}
+
+enum ld_plugin_status
+place_apply (const struct order *o, const struct place_linker *linker,
+             bool verbose)
+{
+  if (found == NULL && (found = calloc (o->count + 1, sizeof *found)) == NULL)
+    {
+      plugin_message (LDPL_FATAL, "out of memory");
+      return LDPS_ERR;
+    }
+  forget_archive ();
+  qsort (sections, nsections, sizeof *sections, compare_sections);
+  return (linker->gold
+          ? apply_gold (o, linker->update_section_order, verbose)
+          : apply_bfd (o, linker->add_input_file, verbose));
+}
+
+void
+place_cleanup (void)
+{
+  if (script_path != NULL)
+    unlink (script_path);
+  free (script_path);
+  script_path = NULL;
+  for (size_t i = 0; i < nsections; i++)
+    free (sections[i].pattern);
+  free (sections);
+  sections = NULL;
+  nsections = asections = 0;
+  free (found);
+  found = NULL;
+  forget_archive ();
+}
