@@ -60,7 +60,8 @@
 #ifndef PBITMAP_FORMAT_H
 #define PBITMAP_FORMAT_H
 
-#include <stdint.h>
+/* The constants are also for assembler (runtime/entry.S); the types and
+ * functions after them only for C. */
 
 /* Program header type.  Chosen in PT_LOOS..PT_HIOS away from every value
  * known to be taken (GNU, PaX, OpenBSD, Sun).  It spells "bmpd" in a
@@ -112,6 +113,33 @@
 #define PBITMAP_OFF_MARK 72
 #define PBITMAP_OFF_RESERVED 80
 
+/* The entry slot of a static executable's runtime (runtime/entry.S,
+ * __pbitmap_entry_slot), where the region's entry field leads: 32 bytes
+ * of the runtime's read-only data, each word relative to the slot itself
+ * so that nothing there needs a relocation before a static PIE has
+ * relocated itself:
+ *
+ *   0   s64  the entry stub's address minus the slot's (the linker)
+ *   8   s64  the original entry point minus the slot's address; 0 until
+ *            the linker plugin redirects e_entry to the stub
+ *   16  s64  the runtime's walk record (__pbitmap_walked) minus the
+ *            slot's address (the linker)
+ *   24  u64  "pbm-walk" (PBITMAP_SLOT_MAGIC_VALUE as a little-endian
+ *            word): the libraries' runtimes follow the third word only
+ *            when this one holds it */
+#define PBITMAP_SLOT_STUB 0
+#define PBITMAP_SLOT_START 8
+#define PBITMAP_SLOT_WALKED 16
+#define PBITMAP_SLOT_MAGIC 24
+#define PBITMAP_SLOT_SIZE 32
+#define PBITMAP_SLOT_MAGIC_TEXT "pbm-walk"
+#define PBITMAP_SLOT_MAGIC_VALUE 0x6b6c61772d6d6270ull
+
+#ifndef __ASSEMBLER__
+
+#include <stddef.h>
+#include <stdint.h>
+
 /* The region header in the byte order of the machine reading it.  The
  * runtime may overlay it on its own mapped image (same byte order by
  * construction); elfpatch must convert fields with the file's EI_DATA. */
@@ -137,6 +165,26 @@ struct pbitmap_header
 
 _Static_assert (sizeof (struct pbitmap_header) == PBITMAP_HEADER_SIZE,
                 "pbitmap header layout");
+#define PBITMAP_CHECK_OFF(field, off) \
+  _Static_assert (offsetof (struct pbitmap_header, field) == (off), \
+                  "pbitmap header: " #field " at " #off)
+PBITMAP_CHECK_OFF (n_namesz, PBITMAP_OFF_NAMESZ);
+PBITMAP_CHECK_OFF (n_descsz, PBITMAP_OFF_DESCSZ);
+PBITMAP_CHECK_OFF (n_type, PBITMAP_OFF_TYPE);
+PBITMAP_CHECK_OFF (n_name, PBITMAP_OFF_NAME);
+PBITMAP_CHECK_OFF (magic, PBITMAP_OFF_MAGIC);
+PBITMAP_CHECK_OFF (version, PBITMAP_OFF_VERSION);
+PBITMAP_CHECK_OFF (header_size, PBITMAP_OFF_HEADER_SIZE);
+PBITMAP_CHECK_OFF (page_shift, PBITMAP_OFF_PAGE_SHIFT);
+PBITMAP_CHECK_OFF (capacity, PBITMAP_OFF_CAPACITY);
+PBITMAP_CHECK_OFF (pages_set, PBITMAP_OFF_PAGES_SET);
+PBITMAP_CHECK_OFF (runs, PBITMAP_OFF_RUNS);
+PBITMAP_CHECK_OFF (flags, PBITMAP_OFF_FLAGS);
+PBITMAP_CHECK_OFF (max_gap, PBITMAP_OFF_MAX_GAP);
+PBITMAP_CHECK_OFF (entry, PBITMAP_OFF_ENTRY);
+PBITMAP_CHECK_OFF (mark, PBITMAP_OFF_MARK);
+PBITMAP_CHECK_OFF (reserved, PBITMAP_OFF_RESERVED);
+#undef PBITMAP_CHECK_OFF
 
 /* Bytes of bits for CAPACITY pages, and the region size the plugin
  * reserves: header plus bits, rounded up to 16 so that the note's
@@ -210,5 +258,7 @@ pbitmap_set (unsigned char *bits, uint64_t page)
 {
   bits[page >> 3] |= (unsigned char) (1u << (page & 7));
 }
+
+#endif /* !__ASSEMBLER__ */
 
 #endif /* PBITMAP_FORMAT_H */

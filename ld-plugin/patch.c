@@ -28,15 +28,13 @@
  * A static executable (one without PT_INTERP) also gets a new entry
  * point, unless hook=preinit: the runtime's stub, which prefetches before
  * the C library's start-up code and then jumps to the original entry.
- * The stub reads that original entry from a 16-byte slot in the runtime's
- * own read-only data, never from the region, so that a damaged region can
- * never break the program:
- *
- *   slot + 0   s64  stub address - slot address     (set by the linker)
- *   slot + 8   s64  original entry - slot address   (set here; 0 before)
- *
- * Both are relative to the slot, so a static PIE needs no relocation for
- * them (its stub runs before it relocates itself).  The slot is found
+ * The stub reads that original entry from the entry slot in the runtime's
+ * own read-only data (PBITMAP_SLOT_*, include/pbitmap-format.h), never
+ * from the region, so that a damaged region can never break the program.
+ * Only its first two words matter here: the stub's address, which the
+ * linker set, and the original entry, set here (0 before), both relative
+ * to the slot, so a static PIE needs no relocation for them (its stub
+ * runs before it relocates itself).  The slot is found
  * through the region's entry field, which the linker set to the slot's
  * address minus the field's own (reserve.c).  If anything there is not as
  * expected the entry point stays, with a warning: the runtime's
@@ -67,10 +65,8 @@
 
 #define NOTE_ALIGN 4
 
-/* The runtime's entry slot: two signed 64-bit offsets from the slot. */
-#define SLOT_SIZE 16
-#define SLOT_STUB 0
-#define SLOT_START 8
+/* The part of the entry slot read and written here: its first two words. */
+#define SLOT_USED (PBITMAP_SLOT_START + 8)
 
 /* Removes the output that must not be used, then fails the link with
  * "PATH: " and the message.  The removal comes first because ld.bfd does
@@ -552,18 +548,18 @@ redirect_entry (Elf *elf, const struct region *r)
       || distance == 0 || gelf_getehdr (elf, &ehdr) == NULL)
     return false;
   slot = field + (GElf_Addr) distance;
-  if (!loaded (elf, slot, SLOT_SIZE, PF_R)
-      || (data = data_at (elf, slot, SLOT_SIZE, &at)) == NULL)
+  if (!loaded (elf, slot, SLOT_USED, PF_R)
+      || (data = data_at (elf, slot, SLOT_USED, &at)) == NULL)
     return false;
-  if (!xlate64 (elf, &stub, (char *) data->d_buf + at + SLOT_STUB, true)
-      || !xlate64 (elf, &start, (char *) data->d_buf + at + SLOT_START, true)
+  if (!xlate64 (elf, &stub, (char *) data->d_buf + at + PBITMAP_SLOT_STUB, true)
+      || !xlate64 (elf, &start, (char *) data->d_buf + at + PBITMAP_SLOT_START, true)
       || start != 0 || !loaded (elf, slot + (GElf_Addr) stub, 1, PF_X)
       || slot + (GElf_Addr) stub == ehdr.e_entry)
     return false;
 
   start = (int64_t) (ehdr.e_entry - slot);
   ehdr.e_entry = slot + (GElf_Addr) stub;
-  return (xlate64 (elf, (char *) data->d_buf + at + SLOT_START, &start, false)
+  return (xlate64 (elf, (char *) data->d_buf + at + PBITMAP_SLOT_START, &start, false)
           && elf_flagdata (data, ELF_C_SET, ELF_F_DIRTY) != 0
           && gelf_update_ehdr (elf, &ehdr));
 }

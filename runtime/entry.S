@@ -16,14 +16,11 @@
  *
  * The slot lives in this object's read-only data and holds offsets from
  * the slot itself, read PC-relatively, so the stub needs no relocation:
- * in a static PIE it runs before the program has relocated itself.
- *
- *   __pbitmap_entry_slot + 0   s64  __pbitmap_entry - slot, set by the
- *                                   linker (an R_X86_64_PC64 below)
- *   __pbitmap_entry_slot + 8   s64  original entry - slot, 0 until the
- *                                   plugin redirects the entry point
- *   __pbitmap_entry_slot + 16  s64  __pbitmap_walked - slot (linker)
- *   __pbitmap_entry_slot + 24  u64  "pbm-walk"
+ * in a static PIE it runs before the program has relocated itself.  Its
+ * layout, PBITMAP_SLOT_*, is in include/pbitmap-format.h: the stub's
+ * address and the walk record's (set by the linker, through the
+ * R_X86_64_PC64 relocations below), the original entry point (0 until
+ * the plugin redirects the entry point) and "pbm-walk".
  *
  * The plugin finds the slot through the region's entry field (see
  * doc/format.md).  The stub never reads the region: the program starts
@@ -34,6 +31,8 @@
  */
 
 #include <cet.h>
+
+#include "pbitmap-format.h"
 
 	.text
 	.globl	__pbitmap_entry
@@ -52,7 +51,7 @@ __pbitmap_entry:
 	pop	%rdx
 	pop	%rbx
 	lea	__pbitmap_entry_slot(%rip), %rax
-	mov	8(%rax), %rcx
+	mov	PBITMAP_SLOT_START(%rax), %rcx
 	test	%rcx, %rcx
 	jz	1f
 	add	%rcx, %rax
@@ -69,7 +68,7 @@ __pbitmap_entry_slot:
 	.quad	__pbitmap_entry - __pbitmap_entry_slot
 	.quad	0
 	.quad	__pbitmap_walked - __pbitmap_entry_slot
-	.ascii	"pbm-walk"
+	.ascii	PBITMAP_SLOT_MAGIC_TEXT
 	.size	__pbitmap_entry_slot, . - __pbitmap_entry_slot
 
 	.section .note.GNU-stack, "", @progbits

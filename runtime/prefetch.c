@@ -155,10 +155,6 @@ typedef Elf64_Dyn rt_dyn;
 #define RT_AUXV_WORDS (2u * 64u)
 #define RT_ENV_HOLES_MAX 4096u
 
-/* The fourth word of the entry slot (entry.S): "pbm-walk", little-endian,
-   which says that the third leads to the walk record.  */
-#define RT_SLOT_MAGIC 0x6b6c61772d6d6270ull
-
 /* The first byte of this object's region: the object the linker plugin
    adds to every link defines it, hidden, so its address is PC-relative
    (no GOT entry, no dynamic relocation, usable before a static PIE has
@@ -1511,11 +1507,11 @@ executable_walked (const struct image *exe)
     return NULL;
   uintptr_t field = exe->bias + reg.p_vaddr + PBITMAP_OFF_ENTRY;
   uintptr_t slot = field + (uintptr_t) *(const uint64_t *) field;
-  if (slot % 8 != 0 || !image_holds (exe, slot, 32, PF_R, 0))
+  if (slot % 8 != 0 || !image_holds (exe, slot, PBITMAP_SLOT_SIZE, PF_R, 0))
     return NULL;
   const uint64_t *words = (const uint64_t *) slot;
-  uintptr_t record = slot + (uintptr_t) words[2];
-  if (words[3] != RT_SLOT_MAGIC || record % 8 != 0
+  uintptr_t record = slot + (uintptr_t) words[PBITMAP_SLOT_WALKED / 8];
+  if (words[PBITMAP_SLOT_MAGIC / 8] != PBITMAP_SLOT_MAGIC_VALUE || record % 8 != 0
       || !image_holds (exe, record, 8, PF_R | PF_W, 1))
     return NULL;
   return *(const struct rt_link_map *const volatile *) record;
