@@ -5,7 +5,8 @@
  * its identity computed; a trace (trace.c) is the parsed form of a trace
  * file; ehframe.c lists a file's function starts from its unwind table;
  * record.c makes traces, fill.c turns traces into the bits of an
- * image (with the max_gap device.c chooses), show.c prints an image, and
+ * image (with the max_gap device.c chooses), order.c into an order file
+ * for the next link, show.c prints an image, and
  * update.c writes a modified image back atomically.  run.c is the
  * launcher: it prefetches a program's bitmaps and those of the libraries
  * ldpath.c finds, then execs it.  Every function that can fail prints its
@@ -129,10 +130,13 @@ struct image
 
 /* Opens PATH and reads it; IMAGE_UPDATE takes the exclusive lock that
    update.c relies on; IMAGE_STALE accepts a stale program header (the
-   region is then the note, and region.stale is set).  Returns 0 or -1
-   after a message.  */
+   region is then the note, and region.stale is set); IMAGE_ANY_REGION
+   accepts a file without a valid region (region.size is then 0 and the
+   capacity counts the file's pages), for what reads traces of a file
+   without writing its bitmap.  Returns 0 or -1 after a message.  */
 #define IMAGE_UPDATE 1
 #define IMAGE_STALE 2
+#define IMAGE_ANY_REGION 4
 int image_open (const char *path, int flags, struct image *img);
 /* Points the stale program header of IMG at its note, in IMG->buf, and
    moves the note's entry and mark fields with it.  Returns 0 or -1 after
@@ -298,11 +302,28 @@ struct fill_policy
                                    many runs; 0: not aged in */
 };
 
+/* What a reader of traces sees of each trace: T holds only the blocks
+   of the build in question.  Returns 0, or -1 after a message.  */
+typedef int trace_visit_fn (const char *path, const struct trace *t,
+                            void *arg);
+
 /* Sets in BITS the pages trace PATH recorded for the build of IMG; pages
-   past the capacity go to D as ranges.  Refuses (-1 after a message) a
-   trace without a block for IMG.  */
+   past the capacity go to D as ranges.  Then shows VISIT (when not
+   null) the trace's blocks of that build.  Refuses (-1 after a message)
+   a trace without a block for IMG.  */
 int trace_pages (const char *path, const struct image *img,
-                 unsigned char *bits, struct trace_block *d);
+                 unsigned char *bits, struct trace_block *d,
+                 trace_visit_fn *visit, void *arg);
+/* Whether policy P keeps what COUNT of RUNS runs used.  */
+int fill_kept (const struct fill_policy *p, uint64_t count, uint64_t runs);
+/* Sets in BITS (IMG's capacity) the pages of TRACES, and with --age of
+   the bitmap IMG holds, that policy P keeps (its budget applied); pages
+   past the capacity are dropped with a warning.  VISIT
+   sees each trace as trace_pages reads it.  Returns 0 or -1 after a
+   message.  */
+int fill_select (struct image *img, char **traces, size_t n_traces,
+                 const struct fill_policy *p, unsigned char *bits,
+                 trace_visit_fn *visit, void *arg);
 
 /* A file a recorded program mapped, and the pages it used (record.c;
    import.c fills them from perf's events).  */
@@ -380,6 +401,12 @@ int import_perf_command (const char *input, const char *output);
 int fill_command (char **traces, size_t n_traces, const char *binary,
                   const struct fill_policy *policy,
                   const struct gap_choice *gap);
+/* Writes to OUTPUT the names of BINARY's code and read-only data that
+   TRACES used, in link order (order.c); the symbols of a stripped BINARY
+   come from DEBUG_PATH or the debug file its build-id names.  */
+int order_command (char **traces, size_t n_traces, const char *binary,
+                   const struct fill_policy *policy, const char *debug_path,
+                   const char *output);
 /* With N_TRACES > 0 it also says how much of each trace BINARY covers.  */
 int show_command (const char *binary, char **traces, size_t n_traces);
 int clear_command (const char *binary);
@@ -390,5 +417,14 @@ int run_command (char **argv);
 
 /* Writes IMG->buf back over IMG->path atomically (update.c).  */
 int update_write_back (struct image *img);
+/* Creates the empty temporary file ".NAME.XXXXXX" beside TARGET, to be
+   renamed over it: its name in *TMP, its directory in *DIR (both
+   malloc'ed).  Returns its descriptor, or -1 after a message naming
+   PATH.  */
+int temp_beside (const char *target, const char *path, char **tmp,
+                 char **dir);
+/* Syncs directory DIR after a rename into it; a failure is a warning
+   naming PATH.  */
+void sync_directory (const char *dir, const char *path);
 
 #endif /* ELFPATCH_H */

@@ -104,10 +104,11 @@ apply_block (const struct trace_block *b, unsigned char *bits,
 
 /* Sets in BITS the pages that trace PATH recorded for IMG (the union of
    its blocks with IMG's identity), the part past the capacity going to
-   D.  A trace with no such block is refused.  */
+   D, and shows VISIT (when not null) those blocks.  A trace with no such
+   block is refused.  */
 int
 trace_pages (const char *path, const struct image *img, unsigned char *bits,
-             struct trace_block *d)
+             struct trace_block *d, trace_visit_fn *visit, void *arg)
 {
   struct trace t;
   if (trace_read_for (path, &img->id, &t) != 0)
@@ -138,6 +139,8 @@ trace_pages (const char *path, const struct image *img, unsigned char *bits,
   else if (rc == 0)
     elfpatch_note ("%s: %zu matching block%s in %s", img->path, matched,
                    matched == 1 ? "" : "s", path);
+  if (rc == 0 && visit != NULL)
+    rc = visit (path, &t, arg);
   trace_free (&t);
   return rc;
 }
@@ -160,11 +163,11 @@ tally_add (struct tally *t, const unsigned char *bits, uint32_t weight)
   t->runs += weight;
 }
 
-/* Whether a page seen in COUNT of P->runs runs is kept before the
-   budget: share compares in millionths, so the same options give the
-   same bits on every machine.  */
-static int
-page_kept (const struct fill_policy *p, uint64_t count, uint64_t runs)
+/* Whether a page seen in COUNT of RUNS runs is kept before the budget:
+   share compares in millionths, so the same options give the same bits
+   on every machine.  */
+int
+fill_kept (const struct fill_policy *p, uint64_t count, uint64_t runs)
 {
   if (count == 0)
     return 0;
@@ -205,7 +208,7 @@ tally_select (const struct tally *t, const struct fill_policy *p,
   struct ranked_page *kept = NULL;
   size_t n = 0, alloc = 0;
   for (uint64_t page = 0; page < t->capacity; page++)
-    if (page_kept (p, t->count[page], t->runs))
+    if (fill_kept (p, t->count[page], t->runs))
       {
         if (array_reserve ((void **) &kept, &alloc, n, sizeof *kept) != 0)
           {
@@ -230,17 +233,16 @@ tally_select (const struct tally *t, const struct fill_policy *p,
   return 0;
 }
 
-/* Counts the pages of TRACES (and, with --age, of the bitmap IMG holds)
-   into BITS as policy P selects them.  */
-static int
-select_pages (struct image *img, char **traces, size_t n_traces,
-              const struct fill_policy *p, unsigned char *bits,
-              dropped_pages *d)
+int
+fill_select (struct image *img, char **traces, size_t n_traces,
+             const struct fill_policy *p, unsigned char *bits,
+             trace_visit_fn *visit, void *arg)
 {
   size_t nbytes = (size_t) pbitmap_bits_size (img->region.hdr.capacity) + 1;
   struct tally t = { .capacity = img->region.hdr.capacity };
   t.count = calloc ((size_t) t.capacity + 1, sizeof *t.count);
   unsigned char *one = malloc (nbytes);
+  dropped_pages d = { 0 };
   int rc = -1;
   if (t.count == NULL || one == NULL)
     {
@@ -250,10 +252,15 @@ select_pages (struct image *img, char **traces, size_t n_traces,
   for (size_t i = 0; i < n_traces; i++)
     {
       memset (one, 0, nbytes);
-      if (trace_pages (traces[i], img, one, d) != 0)
+      if (trace_pages (traces[i], img, one, &d, visit, arg) != 0)
         goto out;
       tally_add (&t, one, 1);
     }
+  uint64_t lost = dropped_count (&d);
+  if (lost > 0)
+    elfpatch_warn ("%s: %" PRIu64 " recorded page%s at or past the bitmap's "
+                   "capacity of %" PRIu64 " pages dropped", img->path, lost,
+                   lost == 1 ? "" : "s", img->region.hdr.capacity);
   if (p->age_weight > 0 && (img->region.hdr.flags & PBITMAP_F_FILLED))
     {
       tally_add (&t, image_bits (img), p->age_weight);
@@ -263,6 +270,7 @@ select_pages (struct image *img, char **traces, size_t n_traces,
   rc = tally_select (&t, p, bits, img->path);
 
 out:
+  free (d.ranges);
   free (one);
   free (t.count);
   return rc;
@@ -306,7 +314,6 @@ fill_image (struct image *img, char **traces, size_t n_traces,
             const struct fill_policy *policy, const struct gap_choice *gap)
 {
   unsigned char *bits = NULL;
-  dropped_pages d = { 0 };
   int changed = -1;
 
   bits = calloc ((size_t) pbitmap_bits_size (img->region.hdr.capacity) + 1, 1);
@@ -316,14 +323,8 @@ fill_image (struct image *img, char **traces, size_t n_traces,
       goto out;
     }
   if (policy != NULL
-      && select_pages (img, traces, n_traces, policy, bits, &d) != 0)
+      && fill_select (img, traces, n_traces, policy, bits, NULL, NULL) != 0)
     goto out;
-
-  uint64_t lost = dropped_count (&d);
-  if (lost > 0)
-    elfpatch_warn ("%s: %" PRIu64 " recorded page%s at or past the bitmap's "
-                   "capacity of %" PRIu64 " pages dropped", img->path, lost,
-                   lost == 1 ? "" : "s", img->region.hdr.capacity);
 
   uint32_t flags = 0, max_gap = 0;
   if (gap != NULL)
@@ -339,7 +340,6 @@ fill_image (struct image *img, char **traces, size_t n_traces,
     error (0, errno, "error: %s", img->path);
 
 out:
-  free (d.ranges);
   free (bits);
   return changed;
 }

@@ -711,7 +711,13 @@ image_open (const char *path, int flags, struct image *img)
   else
     rc = region_find (img->elf, img->buf, -1, img->size, &img->region, why,
                       sizeof why);
-  if (rc != 0 && !(rc == REGION_STALE && (flags & IMAGE_STALE)))
+  if (rc != 0 && (flags & IMAGE_ANY_REGION))
+    {
+      memset (&img->region, 0, sizeof img->region);
+      img->region.hdr.capacity = (img->size + PBITMAP_PAGE_SIZE - 1)
+                                 >> PBITMAP_PAGE_SHIFT;
+    }
+  else if (rc != 0 && !(rc == REGION_STALE && (flags & IMAGE_STALE)))
     {
       error (0, 0, "error: %s: %s", path, why);
       return -1;

@@ -1,11 +1,12 @@
 /* main.c: elfpatch's options and dispatch.
  *
- * elfpatch does one of six things per run: --record runs a program and
- * writes a trace, --import-perf makes one from perf's output, --fill
- * turns traces into a binary's bitmap, --show prints it, --clear empties
- * it, --resync points a program header that a post-link tool left stale
- * back at the bitmap, --run prefetches a program's bitmaps and execs it.
- * Exactly one must be given.  Options are parsed in order so
+ * elfpatch does one thing per run: --record runs a program and writes a
+ * trace, --import-perf makes one from perf's output, --fill turns traces
+ * into a binary's bitmap, --order into an order file for its next link,
+ * --show prints the bitmap, --clear empties it, --resync points a
+ * program header that a post-link tool left stale back at the bitmap,
+ * --run prefetches a program's bitmaps and execs it.  Exactly one must
+ * be given.  Options are parsed in order so
  * that everything after the PROG of --record and --run belongs to PROG
  * ("elfpatch --record -o t ls -l" runs "ls -l"); "--" works too.  Usage
  * errors exit with 64 (EX_USAGE), other errors with 1; --run exits with
@@ -28,12 +29,12 @@ int elfpatch_quiet;
 const char *argp_program_version = "elfpatch (" PACKAGE_NAME ") " PACKAGE_VERSION;
 
 enum mode { MODE_NONE, MODE_RECORD, MODE_FILL, MODE_SHOW, MODE_CLEAR,
-            MODE_RUN, MODE_RESYNC, MODE_IMPORT_PERF };
+            MODE_RUN, MODE_RESYNC, MODE_IMPORT_PERF, MODE_ORDER };
 
 enum { OPT_RECORD = 256, OPT_FILL, OPT_SHOW, OPT_CLEAR, OPT_RUN, OPT_DEVICE,
        OPT_MAX_GAP, OPT_MERGE, OPT_MIN_SHARE, OPT_BUDGET, OPT_AGE,
        OPT_TRACES, OPT_FOLLOW, OPT_METHOD, OPT_RESYNC, OPT_IMPORT_PERF,
-       OPT_NO_SECCOMP };
+       OPT_NO_SECCOMP, OPT_ORDER, OPT_DEBUG_FILE };
 
 static const struct argp_option options[] =
 {
@@ -44,6 +45,10 @@ static const struct argp_option options[] =
     "Set BINARY's bitmap from the traces recorded for this build of "
     "BINARY (by default a page is set when at least a quarter of them "
     "have it)", 1 },
+  { "order", OPT_ORDER, NULL, 0,
+    "Write to ORDERFILE the functions and read-only data of BINARY that "
+    "the traces used, in the order they used them, for BINARY's next link "
+    "(the pages are chosen as --fill chooses them)", 1 },
   { "show", OPT_SHOW, NULL, 0, "Print BINARY's region and bitmap", 1 },
   { "clear", OPT_CLEAR, NULL, 0, "Empty BINARY's bitmap", 1 },
   { "resync", OPT_RESYNC, NULL, 0,
@@ -55,7 +60,9 @@ static const struct argp_option options[] =
     "Turn PERF_SCRIPT (perf script output of page-fault samples and mmap "
     "events) into TRACE", 1 },
   { NULL, 0, NULL, 0, "Options:", 2 },
-  { "output", 'o', "TRACE", 0, "Where --record writes the trace", 2 },
+  { "output", 'o', "FILE", 0,
+    "Where --record and --import-perf write the trace, --order the order "
+    "file", 2 },
   { "device", OPT_DEVICE, "DEVICE", 0,
     "--fill plans reads for DEVICE: nvme, ssd, hdd, or auto (the device "
     "BINARY is on); without it and --max-gap, runs are not merged", 2 },
@@ -74,17 +81,21 @@ static const struct argp_option options[] =
     "seccomp filter picks (slower; the processes --follow does not record "
     "then run untraced)", 2 },
   { "merge", OPT_MERGE, "RULE", 0,
-    "--fill keeps a page any trace has (or), every trace has (and), or at "
-    "least a share of the traces have (share, the default)", 2 },
+    "--fill and --order keep a page any trace has (or), every trace has "
+    "(and), or at least a share of the traces have (share, the default)",
+    2 },
   { "min-share", OPT_MIN_SHARE, "F", 0,
-    "--fill keeps a page at least a fraction F (0 < F <= 1) of the traces "
-    "have (implies --merge=share; default 0.25)", 2 },
+    "--fill and --order keep a page at least a fraction F (0 < F <= 1) of "
+    "the traces have (implies --merge=share; default 0.25)", 2 },
   { "budget", OPT_BUDGET, "SIZE", 0,
     "--fill keeps at most SIZE bytes (suffix K, M or G) of pages, the most "
     "used first", 2 },
   { "age", OPT_AGE, "WEIGHT", OPTION_ARG_OPTIONAL,
     "--fill counts the bitmap BINARY holds as WEIGHT runs (default 1) "
     "that used its set pages", 2 },
+  { "debug-file", OPT_DEBUG_FILE, "FILE", 0,
+    "--order takes the symbols of a stripped BINARY from FILE instead of "
+    "/usr/lib/debug/.build-id/", 2 },
   { "traces", OPT_TRACES, NULL, 0,
     "--show also says, for each TRACE, how many of its pages the bitmap "
     "covers", 2 },
@@ -97,13 +108,14 @@ struct arguments
 {
   enum mode mode;
   const char *output;
+  const char *debug_file;       /* --order --debug-file */
   char **args;                  /* the non-option arguments */
   size_t n_args;
   char **prog_argv;             /* PROG and its arguments */
   struct gap_choice gap;
   int gap_given;                /* --device or --max-gap */
   struct fill_policy policy;
-  int merge_given, share_given, policy_given;
+  int merge_given, share_given, policy_given;  /* policy: --budget, --age */
   int traces;                   /* --show --traces */
   struct record_options record;
   int record_given;             /* --follow or --method */
@@ -115,8 +127,8 @@ set_mode (struct argp_state *state, enum mode mode)
 {
   struct arguments *a = state->input;
   if (a->mode != MODE_NONE && a->mode != mode)
-    argp_error (state, "error: only one of --record, --fill, --show, --clear, "
-                "--resync, --run and --import-perf may be given");
+    argp_error (state, "error: only one of --record, --fill, --order, --show, "
+                "--clear, --resync, --run and --import-perf may be given");
   a->mode = mode;
 }
 
@@ -207,6 +219,9 @@ parse_opt (int key, char *arg, struct argp_state *state)
     case OPT_FILL:
       set_mode (state, MODE_FILL);
       break;
+    case OPT_ORDER:
+      set_mode (state, MODE_ORDER);
+      break;
     case OPT_SHOW:
       set_mode (state, MODE_SHOW);
       break;
@@ -246,11 +261,11 @@ parse_opt (int key, char *arg, struct argp_state *state)
       else
         argp_error (state, "error: --merge: unknown rule '%s' (or, and or "
                     "share)", arg);
-      a->merge_given = a->policy_given = 1;
+      a->merge_given = 1;
       break;
     case OPT_MIN_SHARE:
       a->policy.min_share = parse_share (state, arg);
-      a->share_given = a->policy_given = 1;
+      a->share_given = 1;
       break;
     case OPT_BUDGET:
       a->policy.budget_pages = parse_budget (state, arg);
@@ -262,6 +277,9 @@ parse_opt (int key, char *arg, struct argp_state *state)
       if (a->policy.age_weight == 0)
         argp_error (state, "error: --age: the weight must be at least 1");
       a->policy_given = 1;
+      break;
+    case OPT_DEBUG_FILE:
+      a->debug_file = arg;
       break;
     case OPT_TRACES:
       a->traces = 1;
@@ -298,18 +316,23 @@ parse_opt (int key, char *arg, struct argp_state *state)
       break;
     case ARGP_KEY_END:
       if (a->mode == MODE_NONE)
-        argp_error (state, "error: one of --record, --fill, --show, --clear, "
-                    "--resync, --run or --import-perf is required");
+        argp_error (state, "error: one of --record, --fill, --order, --show, "
+                    "--clear, --resync, --run or --import-perf is required");
       if (a->output != NULL && a->mode != MODE_RECORD
-          && a->mode != MODE_IMPORT_PERF)
-        argp_error (state, "error: -o is only for --record and "
-                    "--import-perf");
+          && a->mode != MODE_IMPORT_PERF && a->mode != MODE_ORDER)
+        argp_error (state, "error: -o is only for --record, --import-perf "
+                    "and --order");
       if (a->gap_given && a->mode != MODE_FILL)
         argp_error (state, "error: --device and --max-gap are only for "
                     "--fill");
+      if ((a->merge_given || a->share_given) && a->mode != MODE_FILL
+          && a->mode != MODE_ORDER)
+        argp_error (state, "error: --merge and --min-share are only for "
+                    "--fill and --order");
       if (a->policy_given && a->mode != MODE_FILL)
-        argp_error (state, "error: --merge, --min-share, --budget and --age "
-                    "are only for --fill");
+        argp_error (state, "error: --budget and --age are only for --fill");
+      if (a->debug_file != NULL && a->mode != MODE_ORDER)
+        argp_error (state, "error: --debug-file is only for --order");
       if (a->share_given && a->merge_given
           && a->policy.merge != MERGE_SHARE)
         argp_error (state, "error: --min-share needs --merge=share");
@@ -333,6 +356,9 @@ parse_opt (int key, char *arg, struct argp_state *state)
       else if (a->mode == MODE_FILL && a->n_args < 2)
         argp_error (state, "error: --fill needs one or more traces and a "
                     "binary");
+      else if (a->mode == MODE_ORDER && (a->n_args < 2 || a->output == NULL))
+        argp_error (state, "error: --order needs one or more traces, a "
+                    "binary and -o ORDERFILE");
       else if (a->mode == MODE_IMPORT_PERF
                && (a->n_args != 1 || a->output == NULL))
         argp_error (state, "error: --import-perf needs -o TRACE and one "
@@ -356,6 +382,7 @@ parse_opt (int key, char *arg, struct argp_state *state)
 static const char args_doc[] =
   "--record -o TRACE [--] PROG [ARG...]\n"
   "--fill TRACE... BINARY\n"
+  "--order TRACE... BINARY -o ORDERFILE\n"
   "--show [--traces TRACE...] BINARY\n"
   "--clear BINARY\n"
   "--resync BINARY\n"
@@ -364,7 +391,8 @@ static const char args_doc[] =
 
 static const char doc[] =
   "Record, fill, show and clear the start-up bitmap of a program linked "
-  "with the pbitmap linker plugin."
+  "with the pbitmap linker plugin, and write the order its next link "
+  "should place its code and read-only data in."
   "\vExit status: 0 on success, 1 on an error, 64 on a usage error; "
   "--run: PROG's status, 127 when PROG is not found, 126 when it cannot "
   "be executed.";
@@ -397,6 +425,10 @@ main (int argc, char **argv)
     case MODE_FILL:
       status = fill_command (a.args, a.n_args - 1, a.args[a.n_args - 1],
                              &a.policy, &a.gap);
+      break;
+    case MODE_ORDER:
+      status = order_command (a.args, a.n_args - 1, a.args[a.n_args - 1],
+                              &a.policy, a.debug_file, a.output);
       break;
     case MODE_SHOW:
       status = show_command (a.args[a.n_args - 1], a.args, a.n_args - 1);

@@ -254,7 +254,7 @@ show_traces (struct image *img, char **traces, size_t n_traces)
     {
       memset (run, 0, nbytes);
       past.n_ranges = 0;
-      if (trace_pages (traces[i], img, run, &past) != 0)
+      if (trace_pages (traces[i], img, run, &past, NULL, NULL) != 0)
         {
           rc = -1;
           break;

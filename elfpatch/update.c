@@ -169,7 +169,7 @@ copy_metadata (struct image *img, int fd, const char *tmp)
   return copy_xattrs (img->fd, fd, img->path);
 }
 
-static void
+void
 sync_directory (const char *dir, const char *path)
 {
   int fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -181,6 +181,43 @@ sync_directory (const char *dir, const char *path)
 }
 
 int
+temp_beside (const char *target, const char *path, char **tmp, char **dir)
+{
+  char *dir_copy = strdup (target), *base_copy = strdup (target);
+  int fd = -1;
+  *tmp = *dir = NULL;
+  if (dir_copy == NULL || base_copy == NULL)
+    {
+      error (0, errno, "error: %s", path);
+      goto out;
+    }
+  /* ".NAME.XXXXXX" must stay a valid name for a NAME near NAME_MAX.  */
+  *dir = strdup (dirname (dir_copy));
+  if (*dir == NULL
+      || asprintf (tmp, "%s/.%.200s.XXXXXX", *dir, basename (base_copy)) < 0)
+    {
+      *tmp = NULL;
+      error (0, errno, "error: %s", path);
+      goto out;
+    }
+  fd = mkostemp (*tmp, O_CLOEXEC);
+  if (fd < 0)
+    error (0, errno, "error: %s: cannot create a temporary file in %s",
+           path, *dir);
+
+out:
+  if (fd < 0)
+    {
+      free (*tmp);
+      free (*dir);
+      *tmp = *dir = NULL;
+    }
+  free (dir_copy);
+  free (base_copy);
+  return fd;
+}
+
+int
 update_write_back (struct image *img)
 {
   char *target = realpath (img->path, NULL);
@@ -189,26 +226,11 @@ update_write_back (struct image *img)
       error (0, errno, "error: %s", img->path);
       return -1;
     }
-  char *dir_copy = strdup (target), *base_copy = strdup (target);
-  char *tmp = NULL;
-  int fd = -1, rc = -1;
-  if (dir_copy == NULL || base_copy == NULL)
-    goto fail;
-  const char *dir = dirname (dir_copy), *base = basename (base_copy);
-  /* ".NAME.XXXXXX" must stay a valid name for a NAME near NAME_MAX.  */
-  if (asprintf (&tmp, "%s/.%.200s.XXXXXX", dir, base) < 0)
-    {
-      tmp = NULL;
-      goto fail;
-    }
-
-  fd = mkostemp (tmp, O_CLOEXEC);
+  char *tmp, *dir;
+  int rc = -1;
+  int fd = temp_beside (target, img->path, &tmp, &dir);
   if (fd < 0)
-    {
-      error (0, errno, "error: %s: cannot create a temporary file in %s",
-             img->path, dir);
-      goto out;
-    }
+    goto out;
   struct sigaction ignore = { .sa_handler = SIG_IGN }, old_xfsz;
   sigaction (SIGXFSZ, &ignore, &old_xfsz);
   int written = write_all (fd, img->buf, img->size);
@@ -250,17 +272,13 @@ update_write_back (struct image *img)
   rc = 0;
   goto out;
 
-fail:
-  error (0, errno, "error: %s", img->path);
-  goto out;
 remove:
   unlink (tmp);
 out:
   if (fd >= 0)
     close (fd);
   free (tmp);
-  free (dir_copy);
-  free (base_copy);
+  free (dir);
   free (target);
   return rc;
 }

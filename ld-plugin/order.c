@@ -39,11 +39,9 @@
 
 #include <gelf.h>
 
+#include "pbitmap-order.h"
 #include "plugin.h"
 
-#define ORDER_MAGIC "pbitmap-order "
-#define ORDER_VERSION 1
-#define ORDER_LINE_MAX 65536    /* bytes, the newline included */
 #define ORDER_SHOWN 3           /* missing names a warning spells out */
 
 /* ---- reading --------------------------------------------------------- */
@@ -107,47 +105,47 @@ read_file (const char *path, size_t *size)
   return NULL;
 }
 
-/* Checks the first line, "pbitmap-order 1". */
+/* Checks the first line, PBITMAP_ORDER_HEADER. */
 static bool
 check_header (const struct order *o, const char *line)
 {
-  const char *v = line + strlen (ORDER_MAGIC);
+  const char *v = line + strlen (PBITMAP_ORDER_MAGIC);
   char *end;
   unsigned long version;
 
-  if (strcmp (line, ORDER_MAGIC "1") == 0)
+  if (strcmp (line, PBITMAP_ORDER_HEADER) == 0)
     return true;
-  if (strncmp (line, ORDER_MAGIC, strlen (ORDER_MAGIC)) == 0
+  if (strncmp (line, PBITMAP_ORDER_MAGIC, strlen (PBITMAP_ORDER_MAGIC)) == 0
       && *v >= '0' && *v <= '9')
     {
       errno = 0;
       version = strtoul (v, &end, 10);
-      if (*end == '\0' && errno == 0 && version != ORDER_VERSION)
+      if (*end == '\0' && errno == 0 && version != PBITMAP_ORDER_VERSION)
         {
           line_error (o, 1, "unsupported order file version %lu", version);
           return false;
         }
     }
-  line_error (o, 1, "not a pbitmap order file (expected '" ORDER_MAGIC
-              "%d')", ORDER_VERSION);
+  line_error (o, 1, "not a pbitmap order file (expected '" PBITMAP_ORDER_MAGIC
+              "%d')", PBITMAP_ORDER_VERSION);
   return false;
 }
 
-/* Checks a name line: bytes 0x21..0x7e and 0x80 and above only. */
+/* Checks a name line: only bytes pbitmap_order_name_byte takes. */
 static bool
 check_name (const struct order *o, size_t line, const char *name)
 {
   for (const unsigned char *p = (const unsigned char *) name; *p; p++)
     {
-      if (*p == ' ')
+      if (pbitmap_order_name_byte (*p))
+        continue;
+      else if (*p == ' ')
         line_error (o, line, "a name may not contain a space");
       else if (*p == '\t')
         line_error (o, line, "a name may not contain a tab");
-      else if (*p < 0x20 || *p == 0x7f)
+      else
         line_error (o, line, "a name may not contain the control byte "
                     "0x%02x", *p);
-      else
-        continue;
       return false;
     }
   return true;
@@ -221,9 +219,9 @@ parse (struct order *o, char *text, size_t size, size_t lines)
       char *nl = memchr (p, '\n', end - p);
       size_t len = (nl != NULL ? nl : end) - p;
 
-      if (len + 1 > ORDER_LINE_MAX)
+      if (len + 1 > PBITMAP_ORDER_LINE_MAX)
         line_error (o, line, "a line may be at most %d bytes, its newline "
-                    "included", ORDER_LINE_MAX);
+                    "included", PBITMAP_ORDER_LINE_MAX);
       else if (memchr (p, '\0', len) != NULL)
         line_error (o, line, "a line may not contain a NUL byte");
       else if (memchr (p, '\r', len) != NULL)
