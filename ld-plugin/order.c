@@ -1,6 +1,6 @@
 /* order.c: the order file on the linker side, and what the link made of it.
  *
- * An order file (doc/format.md, "Order files") lists symbol names, one a
+ * An order file (doc/format.md, section 4) lists symbol names, one a
  * line, in the order the link should place the input sections that define
  * them, so that the code and read-only data a start needs end up next to
  * each other.  Every link route reads it here, with the same checks and

@@ -122,7 +122,7 @@ struct patch_outcome
 enum patch_result patch_output (const char *path, bool redirect_entry,
                                 bool shared_note, struct patch_outcome *out);
 
-/* order.c: an order file (doc/format.md, "Order files"): its names in
+/* order.c: an order file (doc/format.md, section 4): its names in
  * file order, each once, and a table to look them up by. */
 struct order
 {
