@@ -14,6 +14,20 @@
  * one .text, which then moves whole, where the first of its listed names
  * says.
  *
+ * Code that moves takes along the read-only data no symbol names, which
+ * no order file can list: the jump tables a compiler puts in .rodata.NAME
+ * beside a function's .text.NAME (clang with -ffunction-sections and
+ * -fdata-sections; also its lookup tables, .rodata..Lreltable.NAME),
+ * with that function's rank, and the string and constant pools (SHF_MERGE sections:
+ * .rodata.str1.1, .rodata.cst16, ...), whose labels no link can keep
+ * apart, and the plain .rodata of each object whose code moves, at the
+ * rank of its first listed function.  A
+ * start that runs a function reads its switch tables and most of its
+ * literals; in llvm-o2 these were most of the read-only pages a start
+ * touched, spread over the whole of .rodata, where listing symbols could
+ * not reach them.  A section that some symbol names moves only when that
+ * name is listed.
+ *
  * ld.bfd 2.40 has no interface to order sections, but it reads a linker
  * script that a plugin hands it with add_input_file, and a script that
  * holds only
@@ -309,10 +323,48 @@ struct input
   size_t shnum;
   enum kind *kind;
   bool *group;
+  bool *anonymous;              /* no symbol is defined in it */
+  bool *merge;                  /* SHF_MERGE: a string or constant pool */
   const char **secname;
   uint32_t *rank;
   const char **name;
 };
+
+/* Clears in->anonymous of each section a symbol of ELF is defined in:
+ * a name an order file could list, not a section or file symbol, nor an
+ * assembler-local label (".L...", which clang leaves in the symbol table
+ * for string literals and constants). */
+static bool
+mark_named (Elf *elf, struct input *in)
+{
+  Elf_Scn *scn = NULL;
+
+  while ((scn = elf_nextscn (elf, scn)) != NULL)
+    {
+      GElf_Shdr shdr;
+      Elf_Data *data;
+
+      if (gelf_getshdr (scn, &shdr) == NULL || shdr.sh_type != SHT_SYMTAB
+          || shdr.sh_entsize == 0 || (data = elf_getdata (scn, NULL)) == NULL)
+        continue;
+      for (size_t k = 1; k < shdr.sh_size / shdr.sh_entsize; k++)
+        {
+          GElf_Sym sym;
+          const char *name;
+          int type;
+
+          if (gelf_getsym (data, (int) k, &sym) == NULL)
+            return false;
+          type = GELF_ST_TYPE (sym.st_info);
+          name = elf_strptr (elf, shdr.sh_link, sym.st_name);
+          if (type != STT_SECTION && type != STT_FILE
+              && sym.st_shndx != SHN_UNDEF && sym.st_shndx < in->shnum
+              && name != NULL && strncmp (name, ".L", 2) != 0)
+            in->anonymous[sym.st_shndx] = false;
+        }
+    }
+  return true;
+}
 
 static bool
 read_sections (Elf *elf, struct input *in)
@@ -324,10 +376,13 @@ read_sections (Elf *elf, struct input *in)
     return false;
   in->kind = calloc (in->shnum + 1, sizeof *in->kind);
   in->group = calloc (in->shnum + 1, sizeof *in->group);
+  in->anonymous = calloc (in->shnum + 1, sizeof *in->anonymous);
+  in->merge = calloc (in->shnum + 1, sizeof *in->merge);
   in->secname = calloc (in->shnum + 1, sizeof *in->secname);
   in->rank = malloc ((in->shnum + 1) * sizeof *in->rank);
   in->name = calloc (in->shnum + 1, sizeof *in->name);
-  if (in->kind == NULL || in->group == NULL || in->secname == NULL
+  if (in->kind == NULL || in->group == NULL || in->anonymous == NULL
+      || in->merge == NULL || in->secname == NULL
       || in->rank == NULL || in->name == NULL)
     return false;
   for (size_t i = 0; i < in->shnum; i++)
@@ -341,8 +396,22 @@ read_sections (Elf *elf, struct input *in)
       in->secname[i] = elf_strptr (elf, shstrndx, shdr.sh_name);
       in->kind[i] = section_kind (&shdr, in->secname[i]);
       in->group[i] = (shdr.sh_flags & SHF_GROUP) != 0;
+      in->anonymous[i] = true;
+      in->merge[i] = (shdr.sh_flags & SHF_MERGE) != 0;
     }
-  return true;
+  return mark_named (elf, in);
+}
+
+/* Gives section I of IN rank K from the listed name NAME, unless it has
+ * a better one. */
+static void
+rank_section (struct input *in, size_t i, uint32_t k, const char *name)
+{
+  if (k < in->rank[i])
+    {
+      in->rank[i] = k;
+      in->name[i] = name;
+    }
 }
 
 /* Gives the section of one listed symbol its rank, when the symbol's
@@ -358,11 +427,73 @@ rank_symbol (const GElf_Sym *sym, size_t shndx, size_t k, const char *name,
       || in->kind[shndx] != (type == STT_OBJECT ? KIND_RODATA : KIND_TEXT))
     return;
   found[k] = true;
-  if (k < in->rank[shndx])
+  rank_section (in, shndx, (uint32_t) k, name);
+}
+
+/* qsort and bsearch order of section indices: by the function name in
+ * the section's name (".text.NAME", ".rodata.NAME" and clang's lookup
+ * tables ".rodata..Lreltable.NAME": ".NAME"). */
+static const struct input *sorting;
+
+static const char *
+suffix (size_t i)
+{
+  const char *name = sorting->secname[i];
+
+  if (sorting->kind[i] == KIND_TEXT)
+    return name + 5;
+  name += 7;
+  if (strncmp (name, "..L", 3) == 0 && strchr (name + 3, '.') != NULL)
+    name = strchr (name + 3, '.');
+  return name;
+}
+
+static int
+compare_suffixes (const void *a, const void *b)
+{
+  return strcmp (suffix (*(const size_t *) a), suffix (*(const size_t *) b));
+}
+
+/* The read-only data of IN that goes with its ranked code (see the top
+ * of this file): .rodata.NAME with .text.NAME, and the file's pools and
+ * plain .rodata with its first listed function. */
+static void
+rank_companions (struct input *in)
+{
+  uint32_t first = RANK_NONE;
+  const char *first_name = NULL;
+  size_t *rodata = malloc ((in->shnum + 1) * sizeof *rodata), n = 0;
+
+  if (rodata == NULL)
+    return;
+  for (size_t i = 1; i < in->shnum; i++)
     {
-      in->rank[shndx] = (uint32_t) k;
-      in->name[shndx] = name;
+      if (in->kind[i] == KIND_TEXT && in->rank[i] < first)
+        {
+          first = in->rank[i];
+          first_name = in->name[i];
+        }
+      if (in->kind[i] == KIND_RODATA && in->anonymous[i]
+          && in->secname[i][7] == '.')
+        rodata[n++] = i;
     }
+  sorting = in;
+  qsort (rodata, n, sizeof *rodata, compare_suffixes);
+  for (size_t i = 1; first != RANK_NONE && i < in->shnum; i++)
+    {
+      size_t *match;
+
+      if (in->kind[i] == KIND_TEXT && in->rank[i] != RANK_NONE
+          && in->secname[i][5] == '.'
+          && (match = bsearch (&i, rodata, n, sizeof *rodata,
+                               compare_suffixes)) != NULL)
+        rank_section (in, *match, in->rank[i], in->name[i]);
+      else if (in->kind[i] == KIND_RODATA
+               && (in->merge[i] || (in->anonymous[i]
+                                    && strcmp (in->secname[i], ".rodata") == 0)))
+        rank_section (in, i, first, first_name);
+    }
+  free (rodata);
 }
 
 /* Records the sections of IN: for gold every one of a kind that moves,
@@ -413,10 +544,13 @@ place_scan (const struct order *o, Elf *elf,
   if (read_sections (elf, &in))
     {
       order_symbols (o, elf, rank_symbol, &in);
+      rank_companions (&in);
       record_sections (&in, file, gold);
     }
   free (in.kind);
   free (in.group);
+  free (in.anonymous);
+  free (in.merge);
   free (in.secname);
   free (in.rank);
   free (in.name);
