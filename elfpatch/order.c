@@ -10,8 +10,10 @@
  * Which pages count is decided exactly as --fill decides it (fill.c,
  * fill_select: the blocks of BINARY's build, --merge and --min-share).
  * The names are the functions (STT_FUNC) and objects (STT_OBJECT) defined
- * in allocated, non-writable sections: code and read-only data, what a
- * link can move and what a start pages in from the file.  A symbol is on
+ * in allocated, non-writable sections, and objects in .data.rel.ro
+ * (written only by relocation: vtables, tables of pointers): code and
+ * read-only data, what a link can move and what a start pages in from
+ * the file.  A symbol is on
  * a page when any of its bytes [st_value, st_value + st_size) lies there,
  * through the PT_LOAD that maps it; a symbol of size 0 by its address.
  * They are written in three steps, each address once:
@@ -21,7 +23,9 @@
  *     keeping a function as it keeps a page;
  *  2. the symbols on the pages of 'order' (first-touch order), page by
  *     page, in address order within a page;
- *  3. the symbols on the other selected pages, in address order.
+ *  3. the symbols on the other selected pages: those of at most two
+ *     pages in address order, then the larger ones, the densest first
+ *     (see place_pages).
  *
  * With 'calls', steps 2 and 3 write only symbols of sections that are not
  * executable: step 1 has said which code the start ran, and the other
@@ -156,13 +160,26 @@ find_symtab (Elf *elf, GElf_Shdr *shdr)
   return NULL;
 }
 
-/* The flags of section SHNDX of ELF; 0 when there is none.  */
+/* The flags of section SHNDX of ELF, 0 when there is none, without
+   SHF_WRITE for .data.rel.ro and .data.rel.ro.*: data that is written
+   only by relocation, before the program runs (RELRO), and read from the
+   file like read-only data (C++ vtables and typeinfo, tables of
+   pointers).  */
 static GElf_Xword
 section_flags (Elf *elf, size_t shndx)
 {
   GElf_Shdr sh;
   Elf_Scn *scn = shndx != SHN_UNDEF ? elf_getscn (elf, shndx) : NULL;
-  return scn != NULL && gelf_getshdr (scn, &sh) != NULL ? sh.sh_flags : 0;
+  size_t shstrndx;
+  const char *name;
+  if (scn == NULL || gelf_getshdr (scn, &sh) == NULL)
+    return 0;
+  if ((sh.sh_flags & SHF_WRITE) && elf_getshdrstrndx (elf, &shstrndx) == 0
+      && (name = elf_strptr (elf, shstrndx, sh.sh_name)) != NULL
+      && strncmp (name, ".data.rel.ro", 12) == 0
+      && (name[12] == '\0' || name[12] == '.'))
+    return sh.sh_flags & ~(GElf_Xword) SHF_WRITE;
+  return sh.sh_flags;
 }
 
 /* The symbols of ELF's symbol table that name code or read-only data,
@@ -615,14 +632,69 @@ place_order (struct composer *c, const struct listing *order)
     }
 }
 
-/* Step 3: the entries on the other pages set in BITS, ascending.  */
-static void
+/* Entries of at most this many pages are small, for step 3.  */
+#define SMALL_PAGES 2
+
+/* A candidate of step 3: entry ENTRY spans SPAN pages, HOT of them set.  */
+struct candidate
+{
+  size_t entry;
+  uint64_t span, hot;
+};
+
+/* Small ones first, by address; then the densest first, by address.  */
+static int
+candidate_cmp (const void *a, const void *b)
+{
+  const struct candidate *x = a, *y = b;
+  int xs = x->span <= SMALL_PAGES, ys = y->span <= SMALL_PAGES;
+  if (xs != ys)
+    return xs ? -1 : 1;
+  if (!xs && x->hot * y->span != y->hot * x->span)
+    return x->hot * y->span > y->hot * x->span ? -1 : 1;
+  return x->entry < y->entry ? -1 : x->entry > y->entry;
+}
+
+/* Step 3: the entries on the other pages set in BITS.  Those of at most
+   SMALL_PAGES pages come first, in address order: most functions and
+   read-only objects are that small, and packed together the hot ones
+   fill whole pages.  Then the larger ones, the densest first (the share
+   of their pages set in BITS): a large table of which a start reads a
+   few pages costs those reads wherever it lies, but placed among the
+   small symbols it would spread them over its whole size.  */
+static int
 place_pages (struct composer *c, const unsigned char *bits,
              uint64_t capacity)
 {
+  struct candidate *cand = malloc ((c->n + 1) * sizeof *cand);
+  unsigned char *seen = calloc (c->n + 1, 1);
+  size_t n = 0;
+  if (cand == NULL || seen == NULL)
+    {
+      free (cand);
+      free (seen);
+      return -1;
+    }
   for (size_t k = 0; k < c->n_pages; k++)
-    if (c->pages[k].page < capacity && pbitmap_test (bits, c->pages[k].page))
-      take (c, c->pages[k].entry);
+    {
+      size_t i = c->pages[k].entry;
+      if (c->done[i] || seen[i] || c->pages[k].page >= capacity
+          || !pbitmap_test (bits, c->pages[k].page))
+        continue;
+      seen[i] = 1;
+      cand[n] = (struct candidate) {
+        .entry = i, .span = c->e[i].last_page - c->e[i].first_page + 1 };
+      for (uint64_t p = c->e[i].first_page; p <= c->e[i].last_page; p++)
+        cand[n].hot += p < capacity && pbitmap_test (bits, p);
+      n++;
+    }
+  if (n > 1)
+    qsort (cand, n, sizeof *cand, candidate_cmp);
+  for (size_t k = 0; k < n; k++)
+    take (c, cand[k].entry);
+  free (cand);
+  free (seen);
+  return 0;
 }
 
 /* Writes the names of C to OUTPUT through a temporary file beside it.  */
@@ -699,8 +771,7 @@ compose (struct composer *c, struct lists *l, const struct fill_policy *p,
   if (index_pages (c) != 0)
     return -1;
   place_order (c, &l->order);
-  place_pages (c, bits, capacity);
-  return 0;
+  return place_pages (c, bits, capacity);
 }
 
 /* Tenths of a KiB, rounded.  */

@@ -21,8 +21,9 @@
  * defines (st_size, aliases at one address counted once).  N and X are
  * the longest sequence of listed names, in list order, whose addresses do
  * not decrease: the names that are where the order put them, whatever
- * the linker was asked to do.  Functions and read-only data are counted
- * apart, as linkers keep them in different sections, in either order.
+ * the linker was asked to do.  Functions, read-only data and RELRO data
+ * are counted apart, as linkers keep them in different sections, in any
+ * order.
  * Names the output does not define at all make one warning with their
  * count and the first few of them.
  */
@@ -302,7 +303,7 @@ struct where
   GElf_Addr addr;
   GElf_Xword size;
   bool defined;
-  bool exec;
+  unsigned kind;                /* code, read-only data, other data */
 };
 
 /* The section flags of every section of ELF, indexed by section number;
@@ -407,7 +408,8 @@ locate_symbol (const GElf_Sym *sym, size_t shndx, size_t k,
   w->addr = sym->st_value;
   w->size = sym->st_size;
   w->defined = true;
-  w->exec = (l->flags[shndx] & SHF_EXECINSTR) != 0;
+  w->kind = (l->flags[shndx] & SHF_EXECINSTR ? 0
+             : l->flags[shndx] & SHF_WRITE ? 2 : 1);
 }
 
 /* Fills W (one entry per listed name) from the symbol table of ELF.
@@ -456,11 +458,11 @@ defined_bytes (const struct where *w, size_t count)
   return bytes;
 }
 
-/* The longest sequence, in list order, of the defined names of kind EXEC
+/* The longest sequence, in list order, of the defined names of KIND
  * whose addresses do not decrease (patience sorting); adds its length to
  * *NAMES and its bytes, each address once, to *BYTES. */
 static void
-in_order (const struct where *w, size_t count, bool exec, size_t *names,
+in_order (const struct where *w, size_t count, unsigned kind, size_t *names,
           uint64_t *bytes)
 {
   size_t *tail = malloc ((count + 1) * sizeof *tail);   /* name per length */
@@ -473,7 +475,7 @@ in_order (const struct where *w, size_t count, bool exec, size_t *names,
     {
       size_t lo = 0, hi = len;
 
-      if (!w[i].defined || w[i].exec != exec)
+      if (!w[i].defined || w[i].kind != kind)
         continue;
       while (lo < hi)           /* the first tail above this address */
         {
@@ -538,8 +540,8 @@ order_report (const struct order *o, const char *output)
   else
     {
       report_missing (o, w, output);
-      in_order (w, o->count, true, &names, &bytes);
-      in_order (w, o->count, false, &names, &bytes);
+      for (unsigned kind = 0; kind < 3; kind++)
+        in_order (w, o->count, kind, &names, &bytes);
       plugin_message (LDPL_INFO, "placed %.1f of %.1f MiB in order (%zu of "
                       "%zu symbols)", bytes / 1048576.0,
                       defined_bytes (w, o->count) / 1048576.0, names,

@@ -65,6 +65,12 @@
  * partitions, which another plugin adds after the inputs were offered to
  * this one.
  *
+ * Objects in .data.rel.ro and .data.rel.ro.* (vtables, tables of
+ * pointers: written only by relocation, before the program runs) move
+ * the same way, into .data.rel.ro.pbitmap right after .data.rel.ro,
+ * which keeps them inside the RELRO part of the data segment (the
+ * default script ends it after .got).
+ *
  * gold sorts the input sections of each output section by the list that
  * update_section_order gives it (once allow_section_ordering was called),
  * and puts the sections not in the list first.  So gold is given every
@@ -96,7 +102,8 @@ enum kind
 {
   KIND_NONE,
   KIND_TEXT,                    /* into .text.pbitmap */
-  KIND_RODATA                   /* into .rodata.pbitmap */
+  KIND_RODATA,                  /* into .rodata.pbitmap */
+  KIND_RELRO                    /* into .data.rel.ro.pbitmap */
 };
 
 /* One input section that moves (for gold, also one that stays). */
@@ -295,6 +302,9 @@ section_kind (const GElf_Shdr *shdr, const char *name)
   if (!(shdr->sh_flags & (SHF_EXECINSTR | SHF_WRITE))
       && has_prefix (name, ".rodata"))
     return KIND_RODATA;
+  if ((shdr->sh_flags & (SHF_EXECINSTR | SHF_WRITE)) == SHF_WRITE
+      && has_prefix (name, ".data.rel.ro"))
+    return KIND_RELRO;
   return KIND_NONE;
 }
 
@@ -424,7 +434,9 @@ rank_symbol (const GElf_Sym *sym, size_t shndx, size_t k, const char *name,
   int type = GELF_ST_TYPE (sym->st_info);
 
   if (shndx >= in->shnum
-      || in->kind[shndx] != (type == STT_OBJECT ? KIND_RODATA : KIND_TEXT))
+      || (type == STT_OBJECT ? in->kind[shndx] != KIND_RODATA
+                               && in->kind[shndx] != KIND_RELRO
+                             : in->kind[shndx] != KIND_TEXT))
     return;
   found[k] = true;
   rank_section (in, shndx, (uint32_t) k, name);
@@ -647,9 +659,11 @@ write_block (FILE *f, const struct order *o, enum kind kind,
   return n;
 }
 
-/* The script into F; *TEXT and *RODATA count its statements of each. */
+/* The script into F; *TEXT, *RODATA and *RELRO count its statements of
+ * each. */
 static bool
-write_script (FILE *f, const struct order *o, size_t *text, size_t *rodata)
+write_script (FILE *f, const struct order *o, size_t *text, size_t *rodata,
+              size_t *relro)
 {
   struct seen seen;
   size_t nslots = 16;
@@ -665,6 +679,8 @@ write_script (FILE *f, const struct order *o, size_t *text, size_t *rodata)
                        "BEFORE .text");
   *rodata = write_block (f, o, KIND_RODATA, &seen, ".rodata.pbitmap",
                          "AFTER .rodata");
+  *relro = write_block (f, o, KIND_RELRO, &seen, ".data.rel.ro.pbitmap",
+                        "AFTER .data.rel.ro");
   free (seen.slot);
   return !ferror (f);
 }
@@ -675,12 +691,12 @@ apply_bfd (const struct order *o, ld_plugin_add_input_file add_input_file,
 {
   int fd = reserve_create_file (".ld", &script_path);
   FILE *f = fd >= 0 ? fdopen (fd, "w") : NULL;
-  size_t text = 0, rodata = 0;
+  size_t text = 0, rodata = 0, relro = 0;
   bool ok;
 
   if (fd < 0)
     return LDPS_ERR;
-  ok = f != NULL && write_script (f, o, &text, &rodata);
+  ok = f != NULL && write_script (f, o, &text, &rodata, &relro);
   if ((f != NULL ? fclose (f) : close (fd)) != 0 || !ok)
     {
       plugin_message (LDPL_FATAL, "%s: cannot write the linker script: %s",
@@ -689,10 +705,11 @@ apply_bfd (const struct order *o, ld_plugin_add_input_file add_input_file,
     }
   if (verbose)
     plugin_message (LDPL_INFO, "%s: ld's script: %zu input section "
-                    "statements for .text.pbitmap, %zu for .rodata.pbitmap%s",
-                    o->path, text, rodata,
+                    "statements for .text.pbitmap, %zu for .rodata.pbitmap, "
+                    "%zu for .data.rel.ro.pbitmap%s",
+                    o->path, text, rodata, relro,
                     unnamed > 0 ? " (a script cannot name some)" : "");
-  if (text + rodata == 0)
+  if (text + rodata + relro == 0)
     return LDPS_OK;
   if (add_input_file (script_path) != LDPS_OK)
     {
