@@ -18,6 +18,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/user.h>
@@ -335,7 +336,25 @@ struct mapped_file
   int fd;                       /* -1: skipped */
   uint64_t *pages;              /* in any order, repeats allowed */
   size_t n_pages, alloc;
+  struct file_code *code;       /* its code as watch.c saw it run, or null */
+  int captured;                 /* a capture found it mapped */
 };
+
+/* The files of one recording (record.c).  */
+struct recording
+{
+  struct mapped_file *files;
+  size_t n_files, alloc;
+  int captured;
+};
+
+/* The file of the mapping [START, END) of PATH (as /proc/PID/maps
+   writes it, modified in place) on device MAJ:MIN, inode INO, added to
+   REC when new; its fd is -1 when it is not recorded.  Null after a
+   message when memory runs out.  */
+struct mapped_file *recording_file (struct recording *rec, pid_t pid,
+                                    unsigned maj, unsigned min, uint64_t ino,
+                                    uint64_t start, uint64_t end, char *path);
 
 int mapped_file_add_page (struct mapped_file *f, uint64_t page);
 /* Appends F's block to T: the identity of the file open on F->fd and
@@ -349,6 +368,7 @@ struct record_options
   int exact;                    /* evict and suppress read-around (exact.c) */
   int follow;                   /* also forked children and exec'd programs */
   int no_seccomp;               /* stop at every system call (no filter) */
+  int order;                    /* watch the code run: 'calls', 'order' */
 };
 
 /* In the child about to exec PROG (seccomp.c): installs the filter that
@@ -356,9 +376,9 @@ struct record_options
    Returns 0, or an errno value when no filter could be installed.  */
 int seccomp_filter_install (const struct record_options *opt);
 
-/* A system call elfpatch makes a traced process run (exact.c): madvise
-   over each queued range, through the `syscall' instruction at AT, the
-   process's registers saved meanwhile.  */
+/* The system calls elfpatch makes a traced process run (exact.c): each
+   queued call, through the `syscall' instruction at AT, the process's
+   registers saved meanwhile.  */
 enum inject_state { INJECT_NONE, INJECT_ENTRY, INJECT_EXIT };
 
 struct injection
@@ -366,25 +386,73 @@ struct injection
   enum inject_state state;
   struct user_regs_struct saved;
   uint64_t at;
-  struct { uint64_t start, len; int advice; } *queue;
+  struct { long nr; uint64_t arg[3]; } *queue;
   size_t n, done, alloc;
   size_t splits;                /* pages split off so far, for the cap */
   int held_signal;              /* arrived meanwhile; sent again after */
 };
 
-/* Each returns 1 when an injection started (resume PID with
-   PTRACE_SYSCALL and no signal), 0 when there is nothing to do.
-   After exec: evict the mapped files, queue their mappings.  */
-int exact_after_exec (pid_t pid, struct injection *inj);
-/* At the exit stop of mmap (ARGS, result RVAL).  */
-int exact_after_mmap (pid_t pid, const uint64_t args[6], int64_t rval,
-                      struct injection *inj);
+/* Each empties INJ's queue and returns 1 when calls can be injected
+   into PID (INJ->at set), 0 when not.  After exec: the vDSO's `syscall'
+   instruction; with EXACT, evict the mapped files and queue their
+   mappings.  */
+int exact_prepare_exec (pid_t pid, struct injection *inj, int exact);
+/* At the exit stop of mmap (ARGS, result RVAL) of a file: the `syscall'
+   instruction just run; with EXACT, evict the file and queue the
+   mapping.  */
+int exact_prepare_mmap (pid_t pid, const uint64_t args[6], int64_t rval,
+                        struct injection *inj, int exact);
+/* Appends system call NR (A0, A1, A2) to INJ's queue.  Returns 0 or
+   -1.  */
+int inject_queue (struct injection *inj, long nr, uint64_t a0, uint64_t a1,
+                  uint64_t a2);
+/* Starts the queued calls: 1 when an injection started (resume PID with
+   PTRACE_SYSCALL and no signal), 0 when there is nothing to do.  */
 int exact_begin (pid_t pid, struct injection *inj);
 /* At a system-call stop (OP: PTRACE_SYSCALL_INFO_*) while injecting.  */
 void exact_step (pid_t pid, struct injection *inj, int op);
 /* Whether processes of system-call architecture ARCH can be injected.  */
 int exact_supported (uint32_t arch);
 void exact_free (struct injection *inj);
+
+/* Watching the code a recorded process runs (watch.c, x86-64): the
+   order of its first use of each code page and of each function.  A
+   task's view of its address space; threads share one.  */
+struct watch_space;
+struct watch_task
+{
+  struct watch_space *space;    /* null: nothing watched */
+  uint64_t last_fault;          /* where it last faulted on watched code */
+  unsigned repeats;             /* how often in a row */
+};
+
+/* Whether this elfpatch can watch code.  */
+int watch_supported (void);
+/* After PID's exec (INJ prepared): protects its file code mappings,
+   recording into REC, and queues the calls into INJ.  EXACT: the exact
+   method's evictions are kept (exact.c).  */
+void watch_exec (struct recording *rec, pid_t pid, struct watch_task *w,
+                 struct injection *inj, int exact);
+/* At the exit stop of PID's mmap (ARGS, result RVAL; INJ prepared).  */
+void watch_mmap (struct recording *rec, pid_t pid, struct watch_task *w,
+                 const uint64_t args[6], int64_t rval,
+                 struct injection *inj);
+/* New task PID, created by PARENT: shares its space or, when the kernel
+   copied the address space, a copy whose hits are recorded only when
+   RECORDED.  */
+void watch_inherit (struct watch_task *child, pid_t pid,
+                    const struct watch_task *parent, pid_t parent_pid,
+                    int recorded);
+/* A SIGSEGV or SIGTRAP stop of PID (SI its info): 1 when elfpatch
+   caused it, and it is handled (do not deliver it; an injection may
+   have started), 0 otherwise.  REC is null once nothing is recorded.  */
+int watch_signal (struct recording *rec, pid_t pid, struct watch_task *w,
+                  const siginfo_t *si, struct injection *inj);
+/* Drops W's space (the task ended or exec'd).  */
+void watch_release (struct watch_task *w);
+/* Adds F's 'order' and 'calls' to its block B (pages already there).  */
+int watch_block (const struct mapped_file *f, struct trace_block *b);
+void watch_file_free (struct mapped_file *f);
 
 /* The commands.  Each returns the exit status.  */
 int record_command (char **argv, const char *output,

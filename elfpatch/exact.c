@@ -46,7 +46,9 @@
  * process's own state is untouched; a signal that arrives meanwhile is
  * held back and sent again afterwards.  Only x86-64 processes are
  * injected into (the system-call info names the architecture); others
- * run as they are and over-count.
+ * run as they are and over-count.  The queue takes any system call:
+ * watch.c queues mprotect calls behind the madvise calls of the same
+ * stops, and injects them at signal stops too, through the vDSO.
  */
 
 #include <errno.h>
@@ -114,16 +116,24 @@ evict_path (const char *path)
    process.  */
 #define EXACT_SPLIT_MAX 40000
 
-static int
-queue_call (struct injection *inj, uint64_t start, uint64_t len, int advice)
+int
+inject_queue (struct injection *inj, long nr, uint64_t a0, uint64_t a1,
+              uint64_t a2)
 {
   if (array_reserve ((void **) &inj->queue, &inj->alloc, inj->n,
                      sizeof *inj->queue) != 0)
     return -1;
-  inj->queue[inj->n].start = start;
-  inj->queue[inj->n].len = len;
-  inj->queue[inj->n++].advice = advice;
+  inj->queue[inj->n].nr = nr;
+  inj->queue[inj->n].arg[0] = a0;
+  inj->queue[inj->n].arg[1] = a1;
+  inj->queue[inj->n++].arg[2] = a2;
   return 0;
+}
+
+static int
+queue_call (struct injection *inj, uint64_t start, uint64_t len, int advice)
+{
+  return inject_queue (inj, SYS_madvise, start, len, (uint64_t) advice);
 }
 
 /* Queues what makes the mapping [START, START + LEN) fault page by page:
@@ -186,9 +196,11 @@ injectable (pid_t pid)
 }
 
 int
-exact_after_exec (pid_t pid, struct injection *inj)
+exact_prepare_exec (pid_t pid, struct injection *inj, int exact)
 {
   char name[64];
+  inj->n = inj->done = inj->splits = 0;
+  inj->at = 0;
   if (!injectable (pid))
     return 0;
   snprintf (name, sizeof name, "/proc/%d/maps", (int) pid);
@@ -197,8 +209,6 @@ exact_after_exec (pid_t pid, struct injection *inj)
     return 0;
   char *line = NULL;
   size_t linesize = 0;
-  inj->n = inj->done = inj->splits = 0;
-  inj->at = 0;
   while (getline (&line, &linesize, maps) > 0)
     {
       uint64_t start, end, ino;
@@ -212,7 +222,7 @@ exact_after_exec (pid_t pid, struct injection *inj)
       const char *path = line + path_at;
       if (strcmp (path, "[vdso]") == 0)
         inj->at = vdso_syscall (pid, start, end);
-      else if (path[0] == '/' && ino != 0)
+      else if (exact && path[0] == '/' && ino != 0)
         {
           evict_path (path);
           queue_mapping (inj, start, end - start, perms[2] == 'x');
@@ -222,18 +232,21 @@ exact_after_exec (pid_t pid, struct injection *inj)
   fclose (maps);
   if (inj->at == 0)
     {
-      elfpatch_warn ("process %d: no vDSO system-call instruction; its "
-                     "first mappings keep read-around", (int) pid);
+      if (exact)
+        elfpatch_warn ("process %d: no vDSO system-call instruction; its "
+                       "first mappings keep read-around", (int) pid);
       inj->n = 0;
+      return 0;
     }
-  return exact_begin (pid, inj);
+  return 1;
 }
 
 int
-exact_after_mmap (pid_t pid, const uint64_t args[6], int64_t rval,
-                  struct injection *inj)
+exact_prepare_mmap (pid_t pid, const uint64_t args[6], int64_t rval,
+                    struct injection *inj, int exact)
 {
   int fd = (int) args[4];
+  inj->n = inj->done = 0;
   if (rval < 0 && rval > -4096)
     return 0;
   if ((args[3] & MAP_ANONYMOUS) || fd < 0 || args[1] == 0)
@@ -246,6 +259,9 @@ exact_after_mmap (pid_t pid, const uint64_t args[6], int64_t rval,
   long word = ptrace (PTRACE_PEEKTEXT, pid, (void *) (regs.rip - 2), 0);
   if (errno != 0 || (word & 0xffff) != 0x050f)
     return 0;
+  inj->at = regs.rip - 2;
+  if (!exact)
+    return 1;
 
   char name[64];
   snprintf (name, sizeof name, "/proc/%d/fd/%d", (int) pid, fd);
@@ -255,24 +271,22 @@ exact_after_mmap (pid_t pid, const uint64_t args[6], int64_t rval,
       evict_once (ours);
       close (ours);
     }
-  inj->n = inj->done = 0;
-  inj->at = regs.rip - 2;
   uint64_t len = (args[1] + PBITMAP_PAGE_SIZE - 1) & -(uint64_t) PBITMAP_PAGE_SIZE;
   queue_mapping (inj, (uint64_t) rval, len, (args[2] & PROT_EXEC) != 0);
-  return exact_begin (pid, inj);
+  return 1;
 }
 
-/* Points PID at the next queued madvise.  */
+/* Points PID at the next queued call.  */
 static int
 inject_next (pid_t pid, struct injection *inj)
 {
   struct user_regs_struct regs = inj->saved;
   regs.rip = inj->at;
-  regs.rax = SYS_madvise;
+  regs.rax = (unsigned long long) inj->queue[inj->done].nr;
   regs.orig_rax = (unsigned long long) -1;
-  regs.rdi = inj->queue[inj->done].start;
-  regs.rsi = inj->queue[inj->done].len;
-  regs.rdx = (unsigned long long) inj->queue[inj->done].advice;
+  regs.rdi = inj->queue[inj->done].arg[0];
+  regs.rsi = inj->queue[inj->done].arg[1];
+  regs.rdx = inj->queue[inj->done].arg[2];
   inj->done++;
   if (ptrace (PTRACE_SETREGS, pid, 0, &regs) != 0)
     return -1;
@@ -327,22 +341,36 @@ exact_supported (uint32_t arch)
 #else /* !__x86_64__ */
 
 int
-exact_after_exec (pid_t pid, struct injection *inj)
+exact_prepare_exec (pid_t pid, struct injection *inj, int exact)
 {
   (void) pid;
-  (void) inj;
+  (void) exact;
+  inj->n = inj->done = 0;
   return 0;
 }
 
 int
-exact_after_mmap (pid_t pid, const uint64_t args[6], int64_t rval,
-                  struct injection *inj)
+exact_prepare_mmap (pid_t pid, const uint64_t args[6], int64_t rval,
+                    struct injection *inj, int exact)
 {
   (void) pid;
   (void) args;
   (void) rval;
-  (void) inj;
+  (void) exact;
+  inj->n = inj->done = 0;
   return 0;
+}
+
+int
+inject_queue (struct injection *inj, long nr, uint64_t a0, uint64_t a1,
+              uint64_t a2)
+{
+  (void) inj;
+  (void) nr;
+  (void) a0;
+  (void) a1;
+  (void) a2;
+  return -1;
 }
 
 int

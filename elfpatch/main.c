@@ -34,7 +34,7 @@ enum mode { MODE_NONE, MODE_RECORD, MODE_FILL, MODE_SHOW, MODE_CLEAR,
 enum { OPT_RECORD = 256, OPT_FILL, OPT_SHOW, OPT_CLEAR, OPT_RUN, OPT_DEVICE,
        OPT_MAX_GAP, OPT_MERGE, OPT_MIN_SHARE, OPT_BUDGET, OPT_AGE,
        OPT_TRACES, OPT_FOLLOW, OPT_METHOD, OPT_RESYNC, OPT_IMPORT_PERF,
-       OPT_NO_SECCOMP, OPT_ORDER, OPT_DEBUG_FILE };
+       OPT_NO_SECCOMP, OPT_ORDER, OPT_DEBUG_FILE, OPT_NO_ORDER };
 
 static const struct argp_option options[] =
 {
@@ -80,6 +80,9 @@ static const struct argp_option options[] =
     "--record stops PROG at every system call instead of only at those a "
     "seccomp filter picks (slower; the processes --follow does not record "
     "then run untraced)", 2 },
+  { "no-order", OPT_NO_ORDER, NULL, 0,
+    "--record does not watch which code PROG runs first (no 'order' and "
+    "'calls' in the trace, which is then version 1)", 2 },
   { "merge", OPT_MERGE, "RULE", 0,
     "--fill and --order keep a page any trace has (or), every trace has "
     "(and), or at least a share of the traces have (share, the default)",
@@ -118,7 +121,7 @@ struct arguments
   int merge_given, share_given, policy_given;  /* policy: --budget, --age */
   int traces;                   /* --show --traces */
   struct record_options record;
-  int record_given;             /* --follow or --method */
+  int record_given;             /* --follow, --method or --no-order */
   int no_seccomp_given;
 };
 
@@ -295,6 +298,10 @@ parse_opt (int key, char *arg, struct argp_state *state)
                     "present)", arg);
       a->record_given = 1;
       break;
+    case OPT_NO_ORDER:
+      a->record.order = 0;
+      a->record_given = 1;
+      break;
     case OPT_NO_SECCOMP:
       a->record.no_seccomp = a->no_seccomp_given = 1;
       break;
@@ -337,8 +344,8 @@ parse_opt (int key, char *arg, struct argp_state *state)
           && a->policy.merge != MERGE_SHARE)
         argp_error (state, "error: --min-share needs --merge=share");
       if (a->record_given && a->mode != MODE_RECORD)
-        argp_error (state, "error: --follow and --method are only for "
-                    "--record");
+        argp_error (state, "error: --follow, --method and --no-order are "
+                    "only for --record");
       if (a->no_seccomp_given && a->mode != MODE_RECORD)
         argp_error (state, "error: --no-seccomp is only for --record");
       if (a->traces && a->mode != MODE_SHOW)
@@ -411,6 +418,7 @@ main (int argc, char **argv)
   a.policy.merge = MERGE_SHARE;
   a.policy.min_share = FILL_DEFAULT_SHARE;
   a.record.exact = 1;
+  a.record.order = 1;
   a.args = calloc ((size_t) argc + 1, sizeof *a.args);
   if (a.args == NULL)
     error (EXIT_FAILURE, errno, "error");

@@ -58,13 +58,6 @@
 #define PAGEMAP_PRESENT (UINT64_C (1) << 63)
 #define PAGEMAP_CHUNK 4096      /* entries per pread */
 
-struct recording
-{
-  struct mapped_file *files;
-  size_t n_files, alloc;
-  int captured;
-};
-
 int
 mapped_file_add_page (struct mapped_file *f, uint64_t page)
 {
@@ -143,9 +136,9 @@ open_mapped (pid_t pid, uint64_t start, uint64_t end, const char *path,
   return fd;
 }
 
-static struct mapped_file *
-find_file (struct recording *rec, pid_t pid, unsigned maj, unsigned min,
-           uint64_t ino, uint64_t start, uint64_t end, char *path)
+struct mapped_file *
+recording_file (struct recording *rec, pid_t pid, unsigned maj, unsigned min,
+                uint64_t ino, uint64_t start, uint64_t end, char *path)
 {
   for (size_t i = 0; i < rec->n_files; i++)
     {
@@ -234,14 +227,16 @@ capture (pid_t pid, struct recording *rec)
       char *path = line + path_at;
       if (path[0] != '/' || ino == 0)
         continue;
-      struct mapped_file *f = find_file (rec, pid, maj, min, ino, start, end,
-                                         path);
+      struct mapped_file *f = recording_file (rec, pid, maj, min, ino, start,
+                                              end, path);
       if (f == NULL)
         {
           error (0, errno, "error: %s", name);
           rc = -1;
+          continue;
         }
-      else if (f->fd >= 0 && scan_mapping (pagemap, start, end, offset, f) != 0)
+      f->captured = 1;
+      if (f->fd >= 0 && scan_mapping (pagemap, start, end, offset, f) != 0)
         {
           error (0, errno ? errno : EIO, "error: %s", name);
           rc = -1;
@@ -290,6 +285,11 @@ mapped_file_block (struct mapped_file *f, struct trace *t)
           rc = -1;
         }
     }
+  if (rc == 0 && f->code != NULL && watch_block (f, b) != 0)
+    {
+      error (0, errno, "error: %s", f->path);
+      rc = -1;
+    }
   return rc;
 }
 
@@ -328,7 +328,9 @@ wait_child (pid_t pid, int *status)
 struct tracee
 {
   pid_t pid;
+  pid_t tgid;
   int fresh;                    /* auto-attached: its first SIGSTOP is ours */
+  int adopted;                  /* W is its creator's space (or its own) */
   int exec_pending;             /* exact: after the exec, at the exit stop */
   int recorded;                 /* its pages are captured and injected */
   int to_exit;                  /* stop at the exit of this system call */
@@ -336,6 +338,7 @@ struct tracee
   uint64_t nr;
   uint64_t args[6];
   struct injection inj;
+  struct watch_task w;
 };
 
 struct tracer
@@ -354,7 +357,15 @@ struct tracer
 static int
 uses_syscall_stops (const struct record_options *opt)
 {
-  return opt->exact || opt->follow;
+  return opt->exact || opt->follow || opt->order;
+}
+
+/* Whether new mappings are acted on at the exit of their mmap, and new
+   images after exec.  */
+static int
+acts_on_mappings (const struct record_options *opt)
+{
+  return opt->exact || opt->order;
 }
 
 /* The thread group of task PID, or 0.  */
@@ -376,15 +387,6 @@ task_tgid (pid_t pid)
   return tgid;
 }
 
-/* Whether task PID is recorded: every traced one with --follow, else
-   the threads of PROG.  */
-static int
-is_recorded (const struct tracer *tr, pid_t pid)
-{
-  return tr->opt->follow || pid == tr->main_pid
-         || task_tgid (pid) == tr->main_pid;
-}
-
 static struct tracee *
 find_tracee (struct tracer *tr, pid_t pid)
 {
@@ -396,8 +398,10 @@ find_tracee (struct tracer *tr, pid_t pid)
   struct tracee *t = &tr->t[tr->n++];
   memset (t, 0, sizeof *t);
   t->pid = pid;
+  t->tgid = task_tgid (pid);
   t->fresh = 1;
-  t->recorded = is_recorded (tr, pid);
+  t->recorded = tr->opt->follow || pid == tr->main_pid
+                || t->tgid == tr->main_pid;
   return t;
 }
 
@@ -408,6 +412,7 @@ forget_tracee (struct tracer *tr, pid_t pid)
     if (tr->t[i].pid == pid)
       {
         exact_free (&tr->t[i].inj);
+        watch_release (&tr->t[i].w);
         tr->t[i] = tr->t[--tr->n];
         return;
       }
@@ -449,8 +454,30 @@ on_entry (struct tracer *tr, struct tracee *t, uint32_t arch, uint64_t nr,
   /* The image about to be replaced: its pages were used too.  */
   if (tr->opt->follow && (nr == SYS_execve || nr == SYS_execveat))
     capture_now (tr, t->pid);
-  else if (tr->opt->exact && nr == SYS_mmap)
+  else if (nr == SYS_mmap && acts_on_mappings (tr->opt))
     t->to_exit = 1;
+}
+
+/* After T's exec, at its first stop in the new image: makes it fault
+   its files' pages one by one and watches its code.  */
+static void
+after_exec (struct tracer *tr, struct tracee *t)
+{
+  watch_release (&t->w);
+  if (exact_prepare_exec (t->pid, &t->inj, tr->opt->exact)
+      && tr->opt->order && tr->rec != NULL)
+    watch_exec (tr->rec, t->pid, &t->w, &t->inj, tr->opt->exact);
+  exact_begin (t->pid, &t->inj);
+}
+
+/* At the exit stop of T's mmap that returned RVAL.  */
+static void
+after_mmap (struct tracer *tr, struct tracee *t, int64_t rval)
+{
+  if (exact_prepare_mmap (t->pid, t->args, rval, &t->inj, tr->opt->exact)
+      && tr->opt->order && tr->rec != NULL)
+    watch_mmap (tr->rec, t->pid, &t->w, t->args, rval, &t->inj);
+  exact_begin (t->pid, &t->inj);
 }
 
 /* A system-call stop or seccomp stop of T.  */
@@ -477,14 +504,48 @@ on_syscall (struct tracer *tr, struct tracee *t)
   if (t->exec_pending)
     {
       t->exec_pending = 0;
-      exact_after_exec (t->pid, &t->inj);
+      after_exec (tr, t);
     }
   else if (wanted)
-    exact_after_mmap (t->pid, t->args, info.exit.rval, &t->inj);
+    after_mmap (tr, t, info.exit.rval);
 }
 
-/* A PTRACE_EVENT_* stop of T.  */
+/* Gives the new task CHILD the code view of the task that created it,
+   PARENT, or when that is unknown (CHILD stopped before PARENT's event
+   was seen), of the task /proc names: the thread group's leader for a
+   thread, else the parent process.  */
 static void
+adopt (struct tracer *tr, pid_t child, pid_t parent)
+{
+  struct tracee *c = find_tracee (tr, child);
+  if (c == NULL || c->adopted)
+    return;
+  c->adopted = 1;
+  if (parent == 0 && c->tgid != 0 && c->tgid != child)
+    parent = c->tgid;
+  if (parent == 0)
+    {
+      char name[64];
+      snprintf (name, sizeof name, "/proc/%d/stat", (int) child);
+      FILE *stat = fopen (name, "re");
+      int ppid = 0;
+      if (stat != NULL && fscanf (stat, "%*d (%*[^)]) %*c %d", &ppid) != 1)
+        ppid = 0;
+      if (stat != NULL)
+        fclose (stat);
+      parent = ppid;
+    }
+  for (size_t i = 0; i < tr->n; i++)
+    if (tr->t[i].pid == parent
+        || (tr->t[i].tgid == parent && tr->t[i].w.space != NULL))
+      {
+        watch_inherit (&c->w, child, &tr->t[i].w, tr->t[i].pid, c->recorded);
+        return;
+      }
+}
+
+/* A PTRACE_EVENT_* stop of T.  Returns 1 when T is to be let go.  */
+static int
 on_event (struct tracer *tr, struct tracee *t, int event)
 {
   unsigned long msg = 0;
@@ -495,9 +556,14 @@ on_event (struct tracer *tr, struct tracee *t, int event)
         capture_now (tr, t->pid);
       break;
     case PTRACE_EVENT_EXEC:
+      watch_release (&t->w);
+      /* Traced only for the code it ran before the exec (watch.c).  */
+      if (!t->recorded && !tr->filtered && !tr->opt->follow)
+        return 1;
       /* The injection waits for the exit stop of the exec: until then the
          kernel still writes the call's result into the registers.  */
-      t->exec_pending = t->to_exit = tr->opt->exact && t->recorded;
+      t->exec_pending = t->to_exit = acts_on_mappings (tr->opt)
+                                     && t->recorded;
       break;
     case PTRACE_EVENT_SECCOMP:
       on_syscall (tr, t);
@@ -506,21 +572,24 @@ on_event (struct tracer *tr, struct tracee *t, int event)
     case PTRACE_EVENT_VFORK:
     case PTRACE_EVENT_CLONE:
       if (ptrace (PTRACE_GETEVENTMSG, t->pid, 0, &msg) == 0)
-        find_tracee (tr, (pid_t) msg);
+        adopt (tr, (pid_t) msg, t->pid);
       break;
     default:
       break;
     }
+  return 0;
 }
 
 /* A stop that is no ptrace event: the signal to deliver, or 0.  */
 static int
-on_signal (struct tracee *t, int sig)
+on_signal (struct tracer *tr, struct tracee *t, int sig)
 {
   siginfo_t si;
   if (t->fresh && sig == SIGSTOP)
     {
       t->fresh = 0;
+      pid_t pid = t->pid;
+      adopt (tr, pid, 0);
       return 0;
     }
   if (ptrace (PTRACE_GETSIGINFO, t->pid, 0, &si) != 0)
@@ -530,6 +599,9 @@ on_signal (struct tracee *t, int sig)
       t->inj.held_signal = sig;
       return 0;
     }
+  if ((sig == SIGSEGV || sig == SIGTRAP)
+      && watch_signal (tr->rec, t->pid, &t->w, &si, &t->inj))
+    return 0;
   return sig;
 }
 
@@ -540,7 +612,8 @@ trace_options (const struct tracer *tr)
   if (uses_syscall_stops (tr->opt))
     options |= PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACECLONE;
   /* Under the filter every descendant must stay traced (seccomp.c).  */
-  if (tr->opt->follow || tr->filtered)
+  /* Watched code is copied into children (watch.c).  */
+  if (tr->opt->follow || tr->filtered || tr->opt->order)
     options |= PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK;
   if (tr->filtered)
     options |= PTRACE_O_TRACESECCOMP;
@@ -582,9 +655,16 @@ trace_loop (struct tracer *tr)
       if (sig == (SIGTRAP | 0x80))
         on_syscall (tr, t);
       else if (sig == SIGTRAP && event != 0)
-        on_event (tr, t, event);
+        {
+          if (on_event (tr, t, event))
+            {
+              ptrace (PTRACE_DETACH, pid, 0, 0);
+              forget_tracee (tr, pid);
+              continue;
+            }
+        }
       else
-        deliver = on_signal (t, sig);
+        deliver = on_signal (tr, t, sig);
       resume (tr, pid, deliver);
     }
 }
@@ -605,10 +685,12 @@ trace_children (struct tracer *tr, const char *prog)
       return -1;
     }
   main_tracee->fresh = 0;
+  main_tracee->adopted = 1;
   if (tr->filtered)
-    main_tracee->exec_pending = main_tracee->to_exit = tr->opt->exact;
-  else if (tr->opt->exact)
-    exact_after_exec (tr->main_pid, &main_tracee->inj);
+    main_tracee->exec_pending = main_tracee->to_exit
+      = acts_on_mappings (tr->opt);
+  else if (acts_on_mappings (tr->opt))
+    after_exec (tr, main_tracee);
   resume (tr, tr->main_pid, 0);
   return trace_loop (tr);
 }
@@ -761,6 +843,7 @@ mapped_file_release (struct mapped_file *f)
 {
   free (f->path);
   free (f->pages);
+  watch_file_free (f);
   if (f->fd >= 0)
     close (f->fd);
 }
@@ -878,8 +961,10 @@ write_recording (char **argv, const char *output, struct tracer *tr)
 
   t.command = join_command (argv);
   uint64_t pages = 0;
+  /* Files only watched (the images a process left by exec, without
+     --follow) are not written.  */
   for (size_t i = 0; i < rec->n_files; i++)
-    if (rec->files[i].fd >= 0)
+    if (rec->files[i].fd >= 0 && rec->files[i].captured)
       {
         if (mapped_file_block (&rec->files[i], &t) != 0)
           goto out;
@@ -900,14 +985,19 @@ out:
 
 int
 record_command (char **argv, const char *output,
-                const struct record_options *opt)
+                const struct record_options *options)
 {
+  struct record_options o = *options, *opt = &o;
   struct recording rec = { 0 };
   struct tracer tr = { .opt = opt, .rec = &rec };
   int status = 1, report = -1;
   struct sigaction ignore = { .sa_handler = SIG_IGN }, old_int, old_quit;
 
-  if (uses_syscall_stops (opt) && !opt->no_seccomp && !opt->follow)
+  o.order = o.order && watch_supported ();
+  /* Children that are not recorded stay traced, under the filter to
+     their end, with watched code until they exec.  */
+  if (((uses_syscall_stops (opt) && !opt->no_seccomp) || opt->order)
+      && !opt->follow)
     {
       int first = split (&report);
       if (first >= 0)
@@ -928,7 +1018,10 @@ record_command (char **argv, const char *output,
   sigaction (SIGINT, &old_int, NULL);
   sigaction (SIGQUIT, &old_quit, NULL);
   for (size_t i = 0; i < tr.n; i++)
-    exact_free (&tr.t[i].inj);
+    {
+      exact_free (&tr.t[i].inj);
+      watch_release (&tr.t[i].w);
+    }
   free (tr.t);
   return status;
 }

@@ -10,9 +10,9 @@
  * Instead, the child that becomes PROG installs, before its exec, a
  * seccomp filter (a classic BPF program the kernel runs at each system
  * call) that returns SECCOMP_RET_TRACE for exactly those calls made in
- * x86-64 mode (the calls exact.c and record.c act on: mmap with a file
- * descriptor and without MAP_ANONYMOUS, for the exact method only, and
- * execve and execveat) and SECCOMP_RET_ALLOW for everything else.  The
+ * x86-64 mode (the calls exact.c, watch.c and record.c act on: mmap with
+ * a file descriptor and without MAP_ANONYMOUS, for the exact method and
+ * code watching only, and execve and execveat) and SECCOMP_RET_ALLOW for everything else.  The
  * tracer sets PTRACE_O_TRACESECCOMP and resumes with PTRACE_CONT; the
  * kernel stops the tracee with PTRACE_EVENT_SECCOMP at the entry of a
  * traced call, and one PTRACE_SYSCALL from there stops it again at the
@@ -69,8 +69,9 @@ seccomp_filter_install (const struct record_options *opt)
     BPF_STMT (BPF_LD | BPF_W | BPF_ABS, offsetof (struct seccomp_data, nr)),
     BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, SYS_execve, 8, 0),
     BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, SYS_execveat, 7, 0),
-    /* Without the exact method no mmap stops: straight to allow.  */
-    opt->exact
+    /* Without the exact method and code watching (watch.c) no mmap
+       stops: straight to allow.  */
+    opt->exact || opt->order
     ? (struct sock_filter) BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, SYS_mmap, 0, 5)
     : (struct sock_filter) BPF_JUMP (BPF_JMP | BPF_JA | BPF_K, 5, 0, 0),
     BPF_STMT (BPF_LD | BPF_W | BPF_ABS, ARG_LOW (3)),
