@@ -386,7 +386,7 @@ struct injection
   enum inject_state state;
   struct user_regs_struct saved;
   uint64_t at;
-  struct { long nr; uint64_t arg[3]; } *queue;
+  struct { long nr; uint64_t arg[4]; } *queue;
   size_t n, done, alloc;
   size_t splits;                /* pages split off so far, for the cap */
   int held_signal;              /* arrived meanwhile; sent again after */
@@ -402,10 +402,9 @@ int exact_prepare_exec (pid_t pid, struct injection *inj, int exact);
    mapping.  */
 int exact_prepare_mmap (pid_t pid, const uint64_t args[6], int64_t rval,
                         struct injection *inj, int exact);
-/* Appends system call NR (A0, A1, A2) to INJ's queue.  Returns 0 or
-   -1.  */
+/* Appends system call NR (A0 to A3) to INJ's queue.  Returns 0 or -1.  */
 int inject_queue (struct injection *inj, long nr, uint64_t a0, uint64_t a1,
-                  uint64_t a2);
+                  uint64_t a2, uint64_t a3);
 /* Starts the queued calls: 1 when an injection started (resume PID with
    PTRACE_SYSCALL and no signal), 0 when there is nothing to do.  */
 int exact_begin (pid_t pid, struct injection *inj);
@@ -448,6 +447,10 @@ void watch_inherit (struct watch_task *child, pid_t pid,
    have started), 0 otherwise.  REC is null once nothing is recorded.  */
 int watch_signal (struct recording *rec, pid_t pid, struct watch_task *w,
                   const siginfo_t *si, struct injection *inj);
+/* At the entry of PID's rt_sigaction (ARGS): mirrors the action the
+   process TGID sets for SIGSEGV or SIGTRAP (see watch_signal).  */
+void watch_sigaction (pid_t pid, pid_t tgid, struct watch_task *w,
+                      const uint64_t args[6]);
 /* Drops W's space (the task ended or exec'd).  */
 void watch_release (struct watch_task *w);
 /* Adds F's 'order' and 'calls' to its block B (pages already there).  */

@@ -118,7 +118,7 @@ evict_path (const char *path)
 
 int
 inject_queue (struct injection *inj, long nr, uint64_t a0, uint64_t a1,
-              uint64_t a2)
+              uint64_t a2, uint64_t a3)
 {
   if (array_reserve ((void **) &inj->queue, &inj->alloc, inj->n,
                      sizeof *inj->queue) != 0)
@@ -126,14 +126,15 @@ inject_queue (struct injection *inj, long nr, uint64_t a0, uint64_t a1,
   inj->queue[inj->n].nr = nr;
   inj->queue[inj->n].arg[0] = a0;
   inj->queue[inj->n].arg[1] = a1;
-  inj->queue[inj->n++].arg[2] = a2;
+  inj->queue[inj->n].arg[2] = a2;
+  inj->queue[inj->n++].arg[3] = a3;
   return 0;
 }
 
 static int
 queue_call (struct injection *inj, uint64_t start, uint64_t len, int advice)
 {
-  return inject_queue (inj, SYS_madvise, start, len, (uint64_t) advice);
+  return inject_queue (inj, SYS_madvise, start, len, (uint64_t) advice, 0);
 }
 
 /* Queues what makes the mapping [START, START + LEN) fault page by page:
@@ -287,6 +288,7 @@ inject_next (pid_t pid, struct injection *inj)
   regs.rdi = inj->queue[inj->done].arg[0];
   regs.rsi = inj->queue[inj->done].arg[1];
   regs.rdx = inj->queue[inj->done].arg[2];
+  regs.r10 = inj->queue[inj->done].arg[3];
   inj->done++;
   if (ptrace (PTRACE_SETREGS, pid, 0, &regs) != 0)
     return -1;
@@ -363,13 +365,14 @@ exact_prepare_mmap (pid_t pid, const uint64_t args[6], int64_t rval,
 
 int
 inject_queue (struct injection *inj, long nr, uint64_t a0, uint64_t a1,
-              uint64_t a2)
+              uint64_t a2, uint64_t a3)
 {
   (void) inj;
   (void) nr;
   (void) a0;
   (void) a1;
   (void) a2;
+  (void) a3;
   return -1;
 }
 

@@ -449,7 +449,11 @@ on_entry (struct tracer *tr, struct tracee *t, uint32_t arch, uint64_t nr,
   t->arch = arch;
   t->nr = nr;
   memcpy (t->args, args, sizeof t->args);
-  if (!t->recorded || !exact_supported (arch))
+  if (!exact_supported (arch))
+    return;
+  if (nr == SYS_rt_sigaction)
+    watch_sigaction (t->pid, t->tgid, &t->w, args);
+  if (!t->recorded)
     return;
   /* The image about to be replaced: its pages were used too.  */
   if (tr->opt->follow && (nr == SYS_execve || nr == SYS_execveat))

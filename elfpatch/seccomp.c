@@ -12,7 +12,8 @@
  * call) that returns SECCOMP_RET_TRACE for exactly those calls made in
  * x86-64 mode (the calls exact.c, watch.c and record.c act on: mmap with
  * a file descriptor and without MAP_ANONYMOUS, for the exact method and
- * code watching only, and execve and execveat) and SECCOMP_RET_ALLOW for everything else.  The
+ * code watching only; rt_sigaction of SIGSEGV and SIGTRAP, for code
+ * watching only; execve and execveat) and SECCOMP_RET_ALLOW for everything else.  The
  * tracer sets PTRACE_O_TRACESECCOMP and resumes with PTRACE_CONT; the
  * kernel stops the tracee with PTRACE_EVENT_SECCOMP at the entry of a
  * traced call, and one PTRACE_SYSCALL from there stops it again at the
@@ -41,6 +42,7 @@
  */
 
 #include <errno.h>
+#include <signal.h>
 #include <stddef.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -60,15 +62,23 @@ int
 seccomp_filter_install (const struct record_options *opt)
 {
   /* Jump offsets count instructions after the jump.  The mmap checks
-     mirror the ones exact_after_mmap makes, so that a call it would
+     mirror the ones exact_prepare_mmap makes, so that a call it would
      ignore does not stop.  */
   struct sock_filter code[] =
   {
     BPF_STMT (BPF_LD | BPF_W | BPF_ABS, offsetof (struct seccomp_data, arch)),
-    BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 9),
+    BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 13),
     BPF_STMT (BPF_LD | BPF_W | BPF_ABS, offsetof (struct seccomp_data, nr)),
-    BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, SYS_execve, 8, 0),
-    BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, SYS_execveat, 7, 0),
+    BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, SYS_execve, 10, 0),
+    BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, SYS_execveat, 9, 0),
+    /* Code watching mirrors the actions of SIGSEGV and SIGTRAP.  */
+    opt->order
+    ? (struct sock_filter) BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K,
+                                     SYS_rt_sigaction, 0, 3)
+    : (struct sock_filter) BPF_JUMP (BPF_JMP | BPF_JA | BPF_K, 3, 0, 0),
+    BPF_STMT (BPF_LD | BPF_W | BPF_ABS, ARG_LOW (0)),
+    BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, SIGSEGV, 6, 0),
+    BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, SIGTRAP, 5, 6),
     /* Without the exact method and code watching (watch.c) no mmap
        stops: straight to allow.  */
     opt->exact || opt->order
@@ -80,7 +90,6 @@ seccomp_filter_install (const struct record_options *opt)
     BPF_JUMP (BPF_JMP | BPF_JSET | BPF_K, 0x80000000, 1, 0),
     BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_TRACE),
     BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-    BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_TRACE),
   };
   struct sock_fprog prog =
   {

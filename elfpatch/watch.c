@@ -198,12 +198,20 @@ struct code_map
   unsigned char *orig;          /* per start: the byte under the int3 */
 };
 
+/* The action rt_sigaction takes on x86-64; handler 0 is SIG_DFL.  */
+struct kernel_action
+{
+  uint64_t handler, flags, restorer, mask;
+};
+
 struct watch_space
 {
   unsigned refs;
   int recorded;                 /* hits go into the recording */
   uint64_t syscall_at;          /* the vDSO's `syscall' instruction */
   int evict;                    /* the exact method's: see file_code_get */
+  pid_t owner;                  /* the process whose actions ACTION are */
+  struct kernel_action action[2];       /* of SIGSEGV, SIGTRAP */
   struct code_map *maps;
   size_t n_maps, alloc;
 };
@@ -274,6 +282,7 @@ space_copy (const struct watch_space *from, int recorded)
   sp->recorded = recorded;
   sp->syscall_at = from->syscall_at;
   sp->evict = from->evict;
+  memcpy (sp->action, from->action, sizeof sp->action);
   for (size_t i = 0; i < from->n_maps; i++)
     {
       if (array_reserve ((void **) &sp->maps, &sp->alloc, sp->n_maps,
@@ -311,7 +320,11 @@ watch_inherit (struct watch_task *child, pid_t pid,
       child->space->refs++;
     }
   else
-    child->space = space_copy (parent->space, recorded);
+    {
+      child->space = space_copy (parent->space, recorded);
+      if (child->space != NULL)
+        child->space->owner = pid;
+    }
 }
 
 /* The file code record of F, made with its function starts on first
@@ -431,7 +444,7 @@ add_map (struct watch_space *sp, struct mapped_file *f, uint64_t start,
   m.orig = calloc (m.n + 1, 1);
   if (m.open == NULL || m.bp == NULL || m.orig == NULL
       || inject_queue (inj, SYS_mprotect, start, end - start,
-                       (uint64_t) ((prot & ~PROT_EXEC) | PROT_READ)) != 0)
+                       (uint64_t) ((prot & ~PROT_EXEC) | PROT_READ), 0) != 0)
     {
       free (m.open);
       free (m.bp);
@@ -503,6 +516,7 @@ watch_exec (struct recording *rec, pid_t pid, struct watch_task *w,
   sp->recorded = 1;
   sp->syscall_at = inj->at;
   sp->evict = exact;
+  sp->owner = pid;
   w->space = sp;
   add_maps (rec, pid, sp, 0, UINT64_MAX, -1, inj);
 }
@@ -584,8 +598,6 @@ on_fault (struct recording *rec, pid_t pid, struct watch_task *w,
      the fault is the program's.  */
   if (w->repeats >= 4)
     return 0;
-  inj->n = inj->done = 0;
-  inj->at = sp->syscall_at;
   if (m->watched && w->repeats >= 2)
     {
       elfpatch_warn ("process %d: cannot give a page of code its "
@@ -595,7 +607,7 @@ on_fault (struct recording *rec, pid_t pid, struct watch_task *w,
     }
   if (!m->watched)
     inject_queue (inj, SYS_mprotect, m->start, m->end - m->start,
-                  (uint64_t) m->prot);
+                  (uint64_t) m->prot, 0);
   else
     {
       uint64_t page = (addr - m->base) / PAGE;
@@ -610,9 +622,8 @@ on_fault (struct recording *rec, pid_t pid, struct watch_task *w,
           plant (pid, m, page);
         }
       inject_queue (inj, SYS_mprotect, m->base + page * PAGE, PAGE,
-                    (uint64_t) m->prot);
+                    (uint64_t) m->prot, 0);
     }
-  exact_begin (pid, inj);
   return 1;
 }
 
@@ -665,18 +676,105 @@ on_trap (struct recording *rec, pid_t pid, struct watch_task *w)
   return 1;
 }
 
+void
+watch_sigaction (pid_t pid, pid_t tgid, struct watch_task *w,
+                 const uint64_t args[6])
+{
+  struct watch_space *sp = w->space;
+  int k = args[0] == SIGSEGV ? 0 : args[0] == SIGTRAP ? 1 : -1;
+  /* A vfork child shares the memory, not the actions.  */
+  if (sp == NULL || k < 0 || args[1] == 0 || tgid != sp->owner)
+    return;
+  uint64_t v[4];
+  for (int i = 0; i < 4; i++)
+    {
+      errno = 0;
+      v[i] = (uint64_t) ptrace (PTRACE_PEEKDATA, pid,
+                                (void *) (args[1] + 8 * (uint64_t) i), 0);
+      if (errno != 0)
+        return;
+    }
+  sp->action[k] = (struct kernel_action) { v[0], v[1], v[2], v[3] };
+}
+
+/* The mask of /proc/PID/status's line NAME ("SigCgt:").  */
+static uint64_t
+status_mask (pid_t pid, const char *name)
+{
+  char path[64], *line = NULL;
+  size_t linesize = 0, len = strlen (name);
+  uint64_t mask = 0;
+  snprintf (path, sizeof path, "/proc/%d/status", (int) pid);
+  FILE *f = fopen (path, "re");
+  while (f != NULL && getline (&line, &linesize, f) > 0)
+    if (strncmp (line, name, len) == 0)
+      {
+        mask = strtoull (line + len, NULL, 16);
+        break;
+      }
+  free (line);
+  if (f != NULL)
+    fclose (f);
+  return mask;
+}
+
+/* A signal the kernel forces (a fault, an int3) while the program blocks
+   or ignores it resets its action to SIG_DFL and unblocks it, before
+   the stop at which elfpatch suppresses it.  When the program had a
+   handler for SIG or ignored it (as its rt_sigaction calls said) and no
+   longer does, this puts the action back, by an injected rt_sigaction
+   (the action written below the stack's red zone), and blocks SIG
+   again.  */
+static void
+restore_action (pid_t pid, struct watch_space *sp, int sig,
+                struct injection *inj)
+{
+  const struct kernel_action *a = &sp->action[sig == SIGSEGV ? 0 : 1];
+  uint64_t bit = UINT64_C (1) << (sig - 1);
+  int ignored = a->handler == (uint64_t) (uintptr_t) SIG_IGN;
+  if (a->handler == (uint64_t) (uintptr_t) SIG_DFL
+      || (status_mask (pid, ignored ? "SigIgn:" : "SigCgt:") & bit))
+    return;
+  struct user_regs_struct regs;
+  uint64_t blocked;
+  if (ptrace (PTRACE_GETREGS, pid, 0, &regs) != 0)
+    return;
+  if (!ignored
+      && ptrace (PTRACE_GETSIGMASK, pid, (void *) sizeof blocked,
+                 &blocked) == 0)
+    {
+      blocked |= bit;
+      ptrace (PTRACE_SETSIGMASK, pid, (void *) sizeof blocked, &blocked);
+    }
+  uint64_t at = (regs.rsp - 128 - sizeof *a) & ~(uint64_t) 15;
+  const uint64_t v[4] = { a->handler, a->flags, a->restorer, a->mask };
+  for (int i = 0; i < 4; i++)
+    if (ptrace (PTRACE_POKEDATA, pid, (void *) (at + 8 * (uint64_t) i),
+                (void *) v[i]) != 0)
+      return;
+  inject_queue (inj, SYS_rt_sigaction, (uint64_t) sig, at, 0, 8);
+}
+
 int
 watch_signal (struct recording *rec, pid_t pid, struct watch_task *w,
               const siginfo_t *si, struct injection *inj)
 {
-  if (w->space == NULL)
+  struct watch_space *sp = w->space;
+  int ours = 0;
+  if (sp == NULL || sp->syscall_at == 0)
     return 0;
-  if (si->si_signo == SIGSEGV && si->si_code == SEGV_ACCERR
-      && w->space->syscall_at != 0)
-    return on_fault (rec, pid, w, (uint64_t) si->si_addr, inj);
-  if (si->si_signo == SIGTRAP && si->si_code == SI_KERNEL)
-    return on_trap (rec, pid, w);
-  return 0;
+  inj->n = inj->done = 0;
+  inj->at = sp->syscall_at;
+  if (si->si_signo == SIGSEGV && si->si_code == SEGV_ACCERR)
+    ours = on_fault (rec, pid, w, (uint64_t) si->si_addr, inj);
+  else if (si->si_signo == SIGTRAP && si->si_code == SI_KERNEL)
+    ours = on_trap (rec, pid, w);
+  if (ours)
+    {
+      restore_action (pid, sp, si->si_signo, inj);
+      exact_begin (pid, inj);
+    }
+  return ours;
 }
 
 #else /* !__x86_64__ */
@@ -720,6 +818,16 @@ watch_inherit (struct watch_task *child, pid_t pid,
   (void) parent;
   (void) parent_pid;
   (void) recorded;
+}
+
+void
+watch_sigaction (pid_t pid, pid_t tgid, struct watch_task *w,
+                 const uint64_t args[6])
+{
+  (void) pid;
+  (void) tgid;
+  (void) w;
+  (void) args;
 }
 
 int
