@@ -215,6 +215,8 @@ void trace_free (struct trace *t);
 struct trace_block *trace_add_block (struct trace *t, const char *path);
 int trace_block_add_range (struct trace_block *b, uint64_t first,
                            uint64_t last);
+/* Whether PAGE is in the ascending ranges of B.  */
+int trace_block_has_page (const struct trace_block *b, uint64_t page);
 /* Appends VALUE to the list *V of *N values (*ALLOC allocated): a
    block's 'order' or 'calls'.  Returns 0 or -1 (errno set).  */
 int trace_list_append (uint64_t **v, size_t *n, size_t *alloc,

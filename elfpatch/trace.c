@@ -569,9 +569,8 @@ check_repeats (struct reader *r, const struct ordered_list *l)
   return -1;
 }
 
-/* Whether PAGE is in the ascending ranges of B.  */
-static int
-block_has_page (const struct trace_block *b, uint64_t page)
+int
+trace_block_has_page (const struct trace_block *b, uint64_t page)
 {
   size_t lo = 0, hi = b->n_ranges;
   while (lo < hi)
@@ -597,7 +596,7 @@ check_ordered (struct reader *r, struct block_state *s)
   if (check_repeats (r, &order) != 0 || check_repeats (r, &calls) != 0)
     return -1;
   for (size_t i = 0; i < b->n_order; i++)
-    if (!block_has_page (b, b->order[i]))
+    if (!trace_block_has_page (b, b->order[i]))
       {
         entry_line (r, &order, i);
         parse_error (r, "page %" PRIu64 " in 'order' is not in the block's "

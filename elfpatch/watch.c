@@ -117,22 +117,6 @@ watch_file_free (struct mapped_file *f)
   f->code = NULL;
 }
 
-/* Whether page PAGE is in the block's sorted ranges.  */
-static int
-block_has (const struct trace_block *b, uint64_t page)
-{
-  size_t lo = 0, hi = b->n_ranges;
-  while (lo < hi)
-    {
-      size_t mid = lo + (hi - lo) / 2;
-      if (b->ranges[mid].last < page)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-  return lo < b->n_ranges && b->ranges[lo].first <= page;
-}
-
 static int
 in_code (const struct file_code *fc, uint64_t page)
 {
@@ -155,7 +139,7 @@ watch_block (const struct mapped_file *f, struct trace_block *b)
     {
       uint64_t p = fc->touched[i];
       if (p >= n_pages || (emitted[p / 8] & (1u << (p % 8)))
-          || !block_has (b, p))
+          || !trace_block_has_page (b, p))
         continue;
       emitted[p / 8] |= (unsigned char) (1u << (p % 8));
       rc = trace_list_append (&b->order, &b->n_order, &b->order_alloc, p);
