@@ -458,6 +458,10 @@ void watch_release (struct watch_task *w);
 /* Adds F's 'order' and 'calls' to its block B (pages already there).  */
 int watch_block (const struct mapped_file *f, struct trace_block *b);
 void watch_file_free (struct mapped_file *f);
+/* Adds to COUNT the calls of F's block B, the breakpoints written in F's
+   code and its pages in B's 'order' that ran.  */
+void watch_count (const struct mapped_file *f, const struct trace_block *b,
+                  uint64_t count[3]);
 
 /* The commands.  Each returns the exit status.  */
 int record_command (char **argv, const char *output,

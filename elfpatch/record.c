@@ -8,8 +8,10 @@
  * page of a mapping, whether it is present (bit 63).  A present page of
  * a file mapping at file offset OFFSET maps file page OFFSET / 4096 +
  * index: that page was read from the file during the run.  Private pages
- * that were copied on write (relocated data) count too: the file page was
- * read to make them.  This needs no privilege for one's own child.
+ * that were copied on write (relocated data, and code pages watch.c wrote
+ * breakpoints into, which it does only once the program runs them) count
+ * too: the file page was read to make them.  This needs no privilege for
+ * one's own child.
  *
  * Every file-backed mapping (a path starting with '/') is recorded: the
  * program, its libraries, the dynamic linker, mapped data files; a fill
@@ -29,6 +31,17 @@
  * (--no-seccomp, or none available) a tracee stops at the entry and the
  * exit of every system call, and only threads and, with --follow, other
  * processes are traced.
+ *
+ * On x86-64, unless --no-order, watch.c also watches the code a recorded
+ * process runs, for the trace's 'order' and 'calls': it protects each
+ * code mapping at the same stops as the exact method's madvise calls
+ * (after exec, at the exit of each mmap of a file) and handles the
+ * SIGSEGV and SIGTRAP stops that causes.  A forked child inherits the
+ * protections and breakpoints, so every descendant is traced while it
+ * may run them: without the filter and --follow, a child that is not
+ * recorded is let go at its exec, and the recording splits (see split)
+ * so that one that never execs does not hold elfpatch.
+ *
  * The program runs with PBITMAP=off: a filled bitmap's prefetch would
  * make pages present that the program never faulted.  It keeps its
  * standard streams; elfpatch ignores SIGINT and SIGQUIT while it runs
@@ -860,10 +873,10 @@ free_recording (struct recording *rec)
   free (rec->files);
 }
 
-/* Under the filter without --follow, the processes PROG leaves behind
-   (daemons) stay traced until they end (seccomp.c), but the caller should
-   not wait for them: it did not before the filter, and their pages are
-   not recorded.  So elfpatch splits in two: the recording runs in a
+/* Under the filter (or watching code) without --follow, the processes
+   PROG leaves behind (daemons) stay traced until they end (seccomp.c)
+   or exec (watch.c), but the caller should not wait for them: it did
+   not before the filter, and their pages are not recorded.  So elfpatch splits in two: the recording runs in a
    child, the tracer, which hands the exit status to the first process
    through a pipe once the trace is written and then traces the rest in
    the background, in a session of its own, without standard streams.
@@ -964,7 +977,7 @@ write_recording (char **argv, const char *output, struct tracer *tr)
     }
 
   t.command = join_command (argv);
-  uint64_t pages = 0;
+  uint64_t pages = 0, count[3] = { 0, 0, 0 };
   /* Files only watched (the images a process left by exec, without
      --follow) are not written.  */
   for (size_t i = 0; i < rec->n_files; i++)
@@ -975,11 +988,17 @@ write_recording (char **argv, const char *output, struct tracer *tr)
         const struct trace_block *b = &t.blocks[t.n_blocks - 1];
         for (size_t r = 0; r < b->n_ranges; r++)
           pages += b->ranges[r].last - b->ranges[r].first + 1;
+        watch_count (&rec->files[i], b, count);
       }
   if (trace_write (output, &t) != 0)
     goto out;
-  elfpatch_note ("%s: %zu files, %" PRIu64 " pages", output, t.n_blocks,
-                 pages);
+  if (tr->opt->order)
+    elfpatch_note ("%s: %zu files, %" PRIu64 " pages, %" PRIu64 " calls, "
+                   "%" PRIu64 " breakpoints, %" PRIu64 " code pages run",
+                   output, t.n_blocks, pages, count[0], count[1], count[2]);
+  else
+    elfpatch_note ("%s: %zu files, %" PRIu64 " pages", output, t.n_blocks,
+                   pages);
   status = 0;
 
 out:

@@ -95,6 +95,8 @@ struct file_code
   size_t n_touched, touched_alloc;
   struct page_range *code;      /* file pages mapped executable */
   size_t n_code, code_alloc;
+  uint64_t planted;             /* breakpoints written, in all processes */
+  uint64_t n_run;               /* pages of TOUCHED, without repeats */
 };
 
 static void
@@ -117,6 +119,18 @@ watch_file_free (struct mapped_file *f)
   f->code = NULL;
 }
 
+void
+watch_count (const struct mapped_file *f, const struct trace_block *b,
+             uint64_t count[3])
+{
+  if (f->code != NULL)
+    {
+      count[0] += b->n_calls;
+      count[1] += f->code->planted;
+      count[2] += f->code->n_run;
+    }
+}
+
 static int
 in_code (const struct file_code *fc, uint64_t page)
 {
@@ -129,7 +143,7 @@ in_code (const struct file_code *fc, uint64_t page)
 int
 watch_block (const struct mapped_file *f, struct trace_block *b)
 {
-  const struct file_code *fc = f->code;
+  struct file_code *fc = f->code;
   if (b->n_ranges == 0)
     return 0;
   uint64_t n_pages = b->ranges[b->n_ranges - 1].last + 1;
@@ -143,6 +157,7 @@ watch_block (const struct mapped_file *f, struct trace_block *b)
         continue;
       emitted[p / 8] |= (unsigned char) (1u << (p % 8));
       rc = trace_list_append (&b->order, &b->n_order, &b->order_alloc, p);
+      fc->n_run++;
     }
   for (size_t r = 0; r < b->n_ranges && rc == 0; r++)
     for (uint64_t p = b->ranges[r].first; p <= b->ranges[r].last && rc == 0;
@@ -533,7 +548,7 @@ find_map (struct watch_space *sp, uint64_t addr)
 static void
 plant (pid_t pid, struct code_map *m, uint64_t page)
 {
-  const struct file_code *fc = m->fc;
+  struct file_code *fc = m->fc;
   uint64_t from = m->base_offset + page * PAGE;
   size_t i = starts_from (fc, from);
   while (i < m->first + m->n && fc->starts[i] < from + PAGE)
@@ -558,6 +573,7 @@ plant (pid_t pid, struct code_map *m, uint64_t page)
           m->orig[k] = bytes[addr - word];
           bytes[addr - word] = INT3;
           m->bp[k] = BP_ARMED;
+          fc->planted++;
         }
       memcpy (&v, bytes, sizeof v);
       if (ptrace (PTRACE_POKEDATA, pid, (void *) word, (void *) v) != 0)
