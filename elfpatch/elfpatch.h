@@ -248,6 +248,13 @@ void plan_count_chunk (struct plan_count *p, uint64_t first,
 int ehframe_entries (Elf *elf, const char *path, uint64_t **offsets,
                      size_t *n);
 
+/* File offsets of ELF's function starts (starts.c): those of its
+   unwind table and those of its symbol table's functions that lie in
+   executable PT_LOADs, ascending, without repeats; returns as
+   ehframe_entries does.  */
+int function_starts (Elf *elf, const char *path, uint64_t **offsets,
+                     size_t *n);
+
 /* The region's max_gap (device.c): given with --max-gap, or from the
    profile of a device, named or (DEVICE_AUTO) found under the binary, or
    0 when neither option was given (DEVICE_NONE).  Slower devices come

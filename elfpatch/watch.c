@@ -5,7 +5,8 @@
  * and finer, which functions ran, in the order they were first entered.
  * A recording writes both per file: 'order', the file's code pages in
  * the order the run first executed them, and 'calls', the file offsets
- * of the function starts (ehframe.c) in the order of their first entry
+ * of the function starts (starts.c: the unwind table's and the symbol
+ * table's) in the order of their first entry
  * (doc/format.md, trace version 2).
  *
  * The obvious way, an int3 on every function start written when the code
@@ -60,8 +61,10 @@
  * Limits: the program sees its own breakpoints if it reads its code
  * (a checksum of its text) after running it; a program that changes its
  * code's protection itself (text relocations, mprotect of its text) runs
- * those pages unwatched; code without unwind information (no FDE) has no
- * calls, only pages; an address space reused after munmap without an mmap
+ * those pages unwatched; code with neither unwind information (an FDE in
+ * .eh_frame_hdr) nor a function symbol has no calls, only pages (a
+ * stripped static program: gcc links it without .eh_frame_hdr); an
+ * address space reused after munmap without an mmap
  * of a file (anonymous code at a former library address) is not noticed.
  * If giving a page its protection back fails (the process has reached
  * vm.max_map_count), the whole mapping gets it back and runs unwatched.
@@ -341,7 +344,7 @@ file_code_get (struct mapped_file *f, int evict)
   Elf *elf = elf_begin (f->fd, ELF_C_READ_MMAP, NULL);
   /* A file whose table is malformed is said so and watched by page.  */
   if (elf != NULL && elf_kind (elf) == ELF_K_ELF
-      && ehframe_entries (elf, f->path, &fc->starts, &fc->n_starts) == 0)
+      && function_starts (elf, f->path, &fc->starts, &fc->n_starts) == 0)
     fc->called = calloc (fc->n_starts + 1, 1);
   if (elf != NULL)
     elf_end (elf);
