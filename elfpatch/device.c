@@ -1,28 +1,17 @@
-/* device.c: choose the region's max_gap for the device a binary is read
- * from (elfpatch --fill --device=... / --max-gap=...).
+/* device.c: the region's max_gap when a fill pins it (elfpatch --fill
+ * --device=... / --max-gap=...), and the device class elfpatch --run
+ * reads a file from.
  *
  * Whoever prefetches a bitmap (the runtime, elfpatch --run) turns the set
- * pages into runs and issues one read per run.  Two runs separated by a
- * gap of unneeded pages can instead be read as one: that costs reading
- * the gap, and saves one I/O.  The gap is worth reading when reading it
- * takes less time than one more I/O:
- *
- *     gap_bytes / bandwidth < 1 / IOPS
- *     max_gap = floor (bandwidth / (IOPS * 4096))    (in pages)
- *
- * The region's max_gap field stores that threshold.  A device is
- * summarised by a profile, its random-read IOPS and its sequential read
- * bandwidth (decimal units, as vendors state them):
- *
- *     nvme   500,000 IOPS   3 GB/s     ->   1 page
- *     ssd     20,000 IOPS   500 MB/s   ->   6 pages
- *     hdd        200 IOPS   100 MB/s   -> 122 pages
- *
- * The nvme profile is a mid-range PCIe 3 drive at low queue depth, the ssd
- * one a SATA drive (its interface caps it at ~550 MB/s), the hdd one a
- * 7,200 rpm disk (seek plus half a rotation is ~5 ms).  The hdd profile
- * also matches the throttled slow device of the design notes (200 IOPS,
- * 100 MB/s: ~120 pages).
+ * pages into runs and reads through gaps of up to max_gap unset pages
+ * where reading the gap costs less than one more I/O.  That threshold
+ * depends on the device the file is read from, whose classes and gaps
+ * include/pbitmap-plan.h defines (nvme 1, ssd 6, cloud 10, hdd 122
+ * pages).  By default a fill leaves the choice to the reader
+ * (PBITMAP_F_GAP_AUTO): the machine that fills is often not the one that
+ * runs the program (a package build), so only the reader knows its
+ * device.  --device=CLASS or --max-gap=PAGES pin the gap instead, for
+ * every reader; the reader then uses the region's max_gap as it is.
  *
  * --device=auto finds the device a file lives on: stat's st_dev names a
  * block device in /sys/dev/block/MAJ:MIN.  A file system without one,
@@ -44,13 +33,11 @@
  * (upperdir and lowerdir in the mount's options): the layer a file comes
  * from cannot be told from outside, and a copy-up moves it.
  *
- * auto is not the default.  Its answer depends on the machine that fills,
- * which is often not the machine that runs the program (a package build),
- * and a virtual disk commonly says it is rotational whatever backs it.
- * A fill without --device or --max-gap writes 0, no merging, so that the
- * same traces and options give the same bytes everywhere; -v says which
- * gap was chosen and why, auto's with the devices it followed, from the
- * file's to the disk that decided ("dm-0 > loop1p1 > loop1 > vda").
+ * --device=auto pins what this machine's device says.  Its answer is
+ * only right where the program runs on the machine that fills, and a
+ * virtual disk commonly says it is rotational whatever backs it.  -v says
+ * which gap was chosen and why, auto's with the devices it followed, from
+ * the file's to the disk that decided ("dm-0 > loop1p1 > loop1 > vda").
  */
 
 #include <dirent.h>
@@ -67,22 +54,20 @@
 
 #include "elfpatch.h"
 
-struct device_profile
+/* The class of each kind, slowest last: "the slowest member" of a
+   stacked device is the one with the highest kind.  */
+static const struct
 {
   const char *name;
-  uint64_t iops;
-  uint64_t bytes_per_second;
-};
-
-/* Indexed by enum device_kind, slowest last: "the slowest member" of a
-   stacked device is the one with the highest kind.  */
-static const struct device_profile profiles[] =
+  enum pbitmap_device device;
+} profiles[] =
 {
-  [DEVICE_NONE] = { NULL, 0, 0 },
-  [DEVICE_AUTO] = { "auto", 0, 0 },
-  [DEVICE_NVME] = { "nvme", 500000, 3000000000u },
-  [DEVICE_SSD] = { "ssd", 20000, 500000000 },
-  [DEVICE_HDD] = { "hdd", 200, 100000000 },
+  [DEVICE_NONE] = { NULL, PBITMAP_DEVICE_UNKNOWN },
+  [DEVICE_AUTO] = { "auto", PBITMAP_DEVICE_UNKNOWN },
+  [DEVICE_NVME] = { "nvme", PBITMAP_DEVICE_NVME },
+  [DEVICE_SSD] = { "ssd", PBITMAP_DEVICE_SSD },
+  [DEVICE_CLOUD] = { "cloud", PBITMAP_DEVICE_CLOUD },
+  [DEVICE_HDD] = { "hdd", PBITMAP_DEVICE_HDD },
 };
 
 /* Stacked devices (a loop file on a dm device on a partition) are
@@ -107,8 +92,37 @@ device_parse (const char *name, enum device_kind *kind)
 uint32_t
 device_max_gap (enum device_kind kind)
 {
-  const struct device_profile *p = &profiles[kind];
-  return (uint32_t) (p->bytes_per_second / (p->iops * PBITMAP_PAGE_SIZE));
+  return pbitmap_device_gap (profiles[kind].device);
+}
+
+/* The C library's calls for include/pbitmap-plan.h's classification.  */
+static long
+sysfs_readlink (void *ctx, const char *path, char *buf, unsigned long size)
+{
+  (void) ctx;
+  return (long) readlink (path, buf, size);
+}
+
+static int
+sysfs_first_byte (void *ctx, const char *path, char *byte)
+{
+  (void) ctx;
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  ssize_t got = pread (fd, byte, 1, 0);
+  close (fd);
+  return got == 1 ? 0 : -1;
+}
+
+enum pbitmap_device
+device_of_file (int fd)
+{
+  struct stat st;
+  struct pbitmap_sysfs sys = { sysfs_readlink, sysfs_first_byte, NULL };
+  if (fstat (fd, &st) != 0)
+    return PBITMAP_DEVICE_UNKNOWN;
+  return pbitmap_device_classify (major (st.st_dev), minor (st.st_dev), &sys);
 }
 
 /* The first line of sysfs file DIR/NAME into BUF, without its newline.  */
@@ -384,8 +398,9 @@ classify_file (int fd, int depth, char *chain, size_t chainsize)
 
 uint32_t
 device_choose_gap (const struct gap_choice *c, int fd, char *why,
-                   size_t whysize)
+                   size_t whysize, int *pinned)
 {
+  *pinned = 1;
   if (c->explicit_gap)
     {
       snprintf (why, whysize, "--max-gap");
@@ -396,8 +411,11 @@ device_choose_gap (const struct gap_choice *c, int fd, char *why,
   int len = 0;
   if (kind == DEVICE_NONE)
     {
-      snprintf (why, whysize, "no --device or --max-gap");
-      return 0;
+      *pinned = 0;
+      snprintf (why, whysize, "no --device or --max-gap: the reader "
+                "chooses for its device, %u for older readers",
+                PBITMAP_GAP_UNKNOWN);
+      return PBITMAP_GAP_UNKNOWN;
     }
   if (kind == DEVICE_AUTO)
     {
@@ -413,10 +431,10 @@ device_choose_gap (const struct gap_choice *c, int fd, char *why,
     }
   else
     len = snprintf (why, whysize, "--device=");
-  const struct device_profile *p = &profiles[kind];
+  enum pbitmap_device d = profiles[kind].device;
   if (len >= 0 && (size_t) len < whysize)
     snprintf (why + len, whysize - (size_t) len, "%s: %" PRIu64 " IOPS, %"
-              PRIu64 " MB/s", p->name, p->iops,
-              p->bytes_per_second / 1000000);
+              PRIu64 " MB/s", profiles[kind].name, pbitmap_device_iops (d),
+              pbitmap_device_bandwidth (d) / 1000000);
   return device_max_gap (kind);
 }

@@ -256,11 +256,11 @@ int function_starts (Elf *elf, const char *path, uint64_t **offsets,
                      size_t *n);
 
 /* The region's max_gap (device.c): given with --max-gap, or from the
-   profile of a device, named or (DEVICE_AUTO) found under the binary, or
-   0 when neither option was given (DEVICE_NONE).  Slower devices come
-   later.  */
+   class of a device, named or (DEVICE_AUTO) found under the binary, both
+   pinned; or, when neither option was given (DEVICE_NONE), left to the
+   reader.  Slower devices come later.  */
 enum device_kind { DEVICE_NONE, DEVICE_AUTO, DEVICE_NVME, DEVICE_SSD,
-                   DEVICE_HDD };
+                   DEVICE_CLOUD, DEVICE_HDD };
 
 struct gap_choice
 {
@@ -272,9 +272,13 @@ struct gap_choice
 int device_parse (const char *name, enum device_kind *kind);
 /* The gap of a profile (not DEVICE_NONE or DEVICE_AUTO).  */
 uint32_t device_max_gap (enum device_kind kind);
-/* The gap C asks for the file open on FD; WHY says how it was chosen.  */
+/* The gap C asks for the file open on FD; WHY says how it was chosen;
+   *PINNED whether readers must use it (else they choose).  */
 uint32_t device_choose_gap (const struct gap_choice *c, int fd,
-                            char *why, size_t whysize);
+                            char *why, size_t whysize, int *pinned);
+/* The class of the device the file open on FD is on, as the runtime
+   tells it (include/pbitmap-plan.h).  */
+enum pbitmap_device device_of_file (int fd);
 
 /* What finding a library needs to know of the object that needs it and
    of the objects that loaded that one (ldpath.c).  */

@@ -40,7 +40,9 @@
  *
  * The fill writes pages_set and runs (caches of what the bits say, so the
  * runtime can skip an empty bitmap), sets PBITMAP_F_FILLED, zeroes the
- * padding after the bits, and sets max_gap for the device (device.c);
+ * padding after the bits, and either sets PBITMAP_F_GAP_AUTO (each
+ * reader chooses the gap for its device; the default) or clears it and
+ * pins max_gap (--device, --max-gap; device.c);
  * entry and mark stay as they are.  A clear zeroes the bits, pages_set,
  * runs, flags and max_gap: it undoes a fill, leaving the region as the
  * linker wrote it.
@@ -330,8 +332,10 @@ fill_image (struct image *img, char **traces, size_t n_traces,
   if (gap != NULL)
     {
       char why[256];
-      flags = img->region.hdr.flags | PBITMAP_F_FILLED;
-      max_gap = device_choose_gap (gap, img->fd, why, sizeof why);
+      int pinned;
+      max_gap = device_choose_gap (gap, img->fd, why, sizeof why, &pinned);
+      flags = (img->region.hdr.flags & ~PBITMAP_F_GAP_AUTO) | PBITMAP_F_FILLED
+              | (pinned ? 0 : PBITMAP_F_GAP_AUTO);
       elfpatch_note ("%s: max gap %" PRIu32 " pages (%s)", img->path, max_gap,
                      why);
     }

@@ -64,8 +64,9 @@ static const struct argp_option options[] =
     "Where --record and --import-perf write the trace, --order the order "
     "file", 2 },
   { "device", OPT_DEVICE, "DEVICE", 0,
-    "--fill plans reads for DEVICE: nvme, ssd, hdd, or auto (the device "
-    "BINARY is on); without it and --max-gap, runs are not merged", 2 },
+    "--fill pins the gap for DEVICE: nvme, ssd, cloud, hdd, or auto (the "
+    "device BINARY is on); without it and --max-gap, each reader chooses "
+    "for the device it reads from", 2 },
   { "max-gap", OPT_MAX_GAP, "PAGES", 0,
     "--fill lets readers read through gaps of up to PAGES pages (wins over "
     "--device)", 2 },
@@ -246,7 +247,7 @@ parse_opt (int key, char *arg, struct argp_state *state)
     case OPT_DEVICE:
       if (device_parse (arg, &a->gap.device) != 0)
         argp_error (state, "error: --device: unknown device '%s' (nvme, ssd, "
-                    "hdd or auto)", arg);
+                    "cloud, hdd or auto)", arg);
       a->gap_given = 1;
       break;
     case OPT_MAX_GAP:

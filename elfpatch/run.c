@@ -24,14 +24,18 @@
  * set pages that lie in a PT_LOAD's file range are taken in ascending
  * file order and turned into reads exactly as the runtime does it, by the
  * chunker of include/pbitmap-plan.h: reads of at most 512 KiB that start
- * and end at set pages and read through gaps of up to the header's
- * max_gap pages (reading the gap costs less than one more I/O, see
- * device.c), here only inside the file range of one PT_LOAD.  With -v
- * one line per file prefetched goes to standard error:
+ * and end at set pages and read through gaps of up to max_gap pages
+ * (reading the gap costs less than one more I/O), here only inside the
+ * file range of one PT_LOAD.  max_gap is the one the fill pinned, or, when
+ * the fill left it to the reader (PBITMAP_F_GAP_AUTO), the gap of the
+ * device the file is on, told as the runtime tells it
+ * (include/pbitmap-plan.h, device.c).  With -v one line per file
+ * prefetched goes to standard error:
  *
- *     elfpatch: run: FILE: pages=N runs=R calls=C
+ *     elfpatch: run: FILE: pages=N runs=R calls=C[ gap=G (CLASS)]
  *
- * where N counts the pages advised, gaps included.
+ * where N counts the pages advised, gaps included, and the gap and its
+ * device class are there when the launcher chose them.
  *
  * Nothing here can keep PROG from running: every problem with a bitmap
  * is ignored, and only a failed exec is an error, with a shell's status:
@@ -210,12 +214,21 @@ prefetch_file (const char *path, int fd, Elf *elf, uint64_t file_size)
 
   struct run_plan p = { .fd = fd };
   struct pbitmap_chunker chunker;
-  pbitmap_chunker_init (&chunker, r.hdr.max_gap, plan_chunk, &p);
+  uint32_t gap = r.hdr.max_gap;
+  char chosen[32] = "";
+  if (r.hdr.flags & PBITMAP_F_GAP_AUTO)
+    {
+      enum pbitmap_device d = device_of_file (fd);
+      gap = pbitmap_device_gap (d);
+      snprintf (chosen, sizeof chosen, " gap=%" PRIu32 " (%s)", gap,
+                pbitmap_device_name (d));
+    }
+  pbitmap_chunker_init (&chunker, gap, plan_chunk, &p);
   plan_bitmap (loads, (size_t) n_loads, bits, r.hdr.capacity, &chunker);
   if (p.count.runs > 0 && elfpatch_verbose > 0)
     fprintf (stderr, "%s: run: %s: pages=%" PRIu64 " runs=%" PRIu64
-             " calls=%" PRIu64 "\n", program_invocation_name, path,
-             p.count.pages, p.count.runs, p.count.reads);
+             " calls=%" PRIu64 "%s\n", program_invocation_name, path,
+             p.count.pages, p.count.runs, p.count.reads, chosen);
 
 out:
   free (loads);

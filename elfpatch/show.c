@@ -191,8 +191,9 @@ show_plan (const char *label, uint32_t gap, const struct page_range *loads,
 }
 
 /* How contiguous the set pages are: the reads the runtime plans from
-   them (include/pbitmap-plan.h) at the bitmap's own max_gap and at each
-   device profile's.  */
+   them (include/pbitmap-plan.h) at the bitmap's own max_gap (pinned, or
+   the unknown device's when the reader chooses) and at each device
+   class's.  */
 static int
 show_reads (struct image *img, const unsigned char *bits)
 {
@@ -216,12 +217,12 @@ show_reads (struct image *img, const unsigned char *bits)
   if (outside > 0)
     printf (" (%" PRIu64 " outside, never read)", outside);
   printf (", read at each gap as:\n");
-  show_plan ("this bitmap", img->region.hdr.max_gap, loads, (size_t) n_loads,
-             bits, capacity);
-  static const struct { const char *name; enum device_kind kind; } devices[] =
-    { { "nvme", DEVICE_NVME }, { "ssd", DEVICE_SSD }, { "hdd", DEVICE_HDD } };
-  for (size_t i = 0; i < sizeof devices / sizeof devices[0]; i++)
-    show_plan (devices[i].name, device_max_gap (devices[i].kind), loads,
+  show_plan (img->region.hdr.flags & PBITMAP_F_GAP_AUTO ? "unknown"
+             : "this bitmap", img->region.hdr.max_gap, loads,
+             (size_t) n_loads, bits, capacity);
+  for (enum pbitmap_device d = PBITMAP_DEVICE_NVME; d <= PBITMAP_DEVICE_HDD;
+       d++)
+    show_plan (pbitmap_device_name (d), pbitmap_device_gap (d), loads,
                (size_t) n_loads, bits, capacity);
   free (loads);
   return 0;
@@ -316,7 +317,11 @@ show_command (const char *binary, char **traces, size_t n_traces)
   printf ("\n  runs:      %" PRIu64, runs);
   if (runs != r->hdr.runs)
     printf (" (the header says %" PRIu64 ")", r->hdr.runs);
-  printf ("\n  max gap:   %" PRIu32 " pages\n", r->hdr.max_gap);
+  printf ("\n  max gap:   %" PRIu32 " pages", r->hdr.max_gap);
+  if (r->hdr.flags & PBITMAP_F_GAP_AUTO)
+    printf (" where the device cannot be told; the reader chooses for its "
+            "device");
+  printf ("\n");
   printf ("  identity:  %s\n", id);
   if (img.debug_file)
     printf ("  sections:  not listed (the program's, not this file's, "

@@ -27,7 +27,8 @@
  *   48  u64 runs          number of runs of set bits (written by elfpatch)
  *   56  u32 flags         PBITMAP_F_*
  *   60  u32 max_gap       gap in pages the runtime may read through to merge
- *                         two runs into one I/O; 0 means "do not merge"
+ *                         two runs into one I/O; 0 means "do not merge";
+ *                         with PBITMAP_F_GAP_AUTO the reader picks it
  *   64  s64 entry         0, or the runtime's entry slot's address minus
  *                         this field's address (set by the linker through
  *                         a PC-relative relocation; kept by fills).  The
@@ -94,6 +95,12 @@
 
 /* flags */
 #define PBITMAP_F_FILLED 0x1u   /* elfpatch --fill wrote the bits */
+/* The reader chooses the gap for the device it reads the file from
+   (include/pbitmap-plan.h); max_gap holds PBITMAP_GAP_UNKNOWN, for readers
+   that do not know this flag.  Without it max_gap is pinned: the reader
+   uses it as it is (every fill before this flag, and --device or
+   --max-gap).  */
+#define PBITMAP_F_GAP_AUTO 0x2u
 
 /* Field offsets from the region start; see the table above. */
 #define PBITMAP_OFF_NAMESZ 0

@@ -14,8 +14,8 @@
  *    (max (read_ahead_kb, max_sectors_kb)), and block devices commonly
  *    split requests at 512 KiB anyway, so a longer chunk is not one I/O;
  *  - a gap of at most max_gap unmarked pages inside the span is read
- *    through, since reading it costs less than one more I/O (the region's
- *    max_gap, chosen per device by elfpatch --fill; elfpatch/device.c),
+ *    through, since reading it costs less than one more I/O (the gap of
+ *    the device the file is read from, below, or the one a fill pinned),
  *    but only where the reader says the pages in between may be read
  *    (the runtime reads memory, and only mapped memory can be);
  *  - each chunk grows as far as these rules let it before the next one
@@ -36,6 +36,8 @@
 #define PBITMAP_PLAN_H
 
 #include <stdint.h>
+
+#include "pbitmap-format.h"
 
 /* Longest chunk, in pages of PBITMAP_PAGE_SIZE.  */
 #define PBITMAP_CHUNK_PAGES 128u
@@ -108,6 +110,245 @@ pbitmap_chunker_add (struct pbitmap_chunker *c, uint64_t first,
       if (c->end - c->start == PBITMAP_CHUNK_PAGES)
         pbitmap_chunker_flush (c);
     }
+}
+
+
+/* ---- the gap for a device ------------------------------------------------
+ *
+ * Two runs of marked pages separated by a gap of unmarked ones can be read
+ * as one: that costs reading the gap and saves one I/O, so the gap is worth
+ * reading when reading it takes less time than one more I/O:
+ *
+ *     gap_bytes / bandwidth < 1 / IOPS
+ *     max_gap = floor (bandwidth / (IOPS * 4096))    (in pages)
+ *
+ * A device class is summarised by its random-read IOPS and sequential read
+ * bandwidth (decimal units, as vendors state them):
+ *
+ *     nvme   500,000 IOPS   3 GB/s     ->   1 page
+ *     ssd     20,000 IOPS   500 MB/s   ->   6 pages
+ *     cloud    3,000 IOPS   125 MB/s   ->  10 pages
+ *     hdd        200 IOPS   100 MB/s   -> 122 pages
+ *
+ * nvme is a mid-range PCIe 3 drive at low queue depth, ssd a SATA drive,
+ * cloud a general-purpose cloud block volume's baseline (and a virtual
+ * disk: a VM's disk is most often one), hdd a 7,200 rpm disk (seek plus
+ * half a rotation is ~5 ms).
+ *
+ * A file whose device cannot be told (no block device under it: tmpfs,
+ * overlayfs, btrfs, NFS; no sysfs) is read with PBITMAP_GAP_UNKNOWN, 32
+ * pages.  A gap too small is what hurts: on the bench's hdd profile
+ * (bench/results/io-floor.md, llvm-o2) a plan at gap 16 alone takes 982
+ * ms, which with the program's 563 ms warm run is more than demand
+ * paging's 1,360 ms, while gap 32 takes 681 ms (1,244 ms: faster), within
+ * 20% of the best plan (gap 64, 570 ms).  A gap too large costs bytes
+ * only: gap 32 reads 38.8 MiB of llvm-o2 where gap 6 reads ~25, ~28 ms
+ * more at the ssd profile's 500 MB/s, against a margin of more than 100
+ * ms over demand paging there (bench/RESULTS.md); gap 64 would read 5.6
+ * MiB more again, for nothing on the faster devices.  32 is also the
+ * middle of the classes' gaps (the geometric mean of 6 and 122 is 27).
+ *
+ * The class comes from sysfs, cheaply enough for a cold start (a few
+ * system calls, every one in systemd's @system-service set and Docker's
+ * default seccomp profile, none failing on a normal system):
+ *
+ *  1. The file's st_dev.  Major 0 is an anonymous device, no block device
+ *     (tmpfs, overlayfs, btrfs, NFS): unknown, with no call at all.
+ *  2. readlink /sys/dev/block/MAJ:MIN, the device's place in sysfs
+ *     ("../../devices/pci0000:00/0000:00:02.0/virtio1/block/vda/vda1").
+ *     A last component that is its parent's name and a number (sda1,
+ *     nvme0n1p2) is a partition, of the disk its parent names.  A disk
+ *     under a virtio, Xen (vbd-) or Hyper-V (VMBUS:) device is a virtual
+ *     disk: cloud, whatever its rotational flag says (most say 1 whatever
+ *     backs them).  A disk named nvme* is nvme.
+ *  3. Otherwise the disk's queue/rotational (the partition's parent's):
+ *     1 is hdd, 0 is ssd.  A loop or device-mapper device has its own,
+ *     which the kernel sets from the devices under it (and root may set).
+ *  Any call that fails: unknown.
+ *
+ * A reader that makes the calls (the runtime with raw system calls, the
+ * launcher with the C library's) passes them in a struct pbitmap_sysfs;
+ * the steps are here, once, so that both choose alike.  */
+
+enum pbitmap_device
+{
+  PBITMAP_DEVICE_UNKNOWN,
+  PBITMAP_DEVICE_NVME,
+  PBITMAP_DEVICE_SSD,
+  PBITMAP_DEVICE_CLOUD,
+  PBITMAP_DEVICE_HDD
+};
+
+/* The gap of a device that cannot be told.  */
+#define PBITMAP_GAP_UNKNOWN 32u
+
+/* A class's random-read IOPS, sequential bytes per second and name
+   (switches, not a table: the runtime's data may not yet be relocated
+   when it runs).  */
+static inline uint64_t
+pbitmap_device_iops (enum pbitmap_device d)
+{
+  switch (d)
+    {
+    case PBITMAP_DEVICE_NVME: return 500000;
+    case PBITMAP_DEVICE_SSD: return 20000;
+    case PBITMAP_DEVICE_CLOUD: return 3000;
+    case PBITMAP_DEVICE_HDD: return 200;
+    default: return 0;
+    }
+}
+
+static inline uint64_t
+pbitmap_device_bandwidth (enum pbitmap_device d)
+{
+  switch (d)
+    {
+    case PBITMAP_DEVICE_NVME: return 3000000000u;
+    case PBITMAP_DEVICE_SSD: return 500000000;
+    case PBITMAP_DEVICE_CLOUD: return 125000000;
+    case PBITMAP_DEVICE_HDD: return 100000000;
+    default: return 0;
+    }
+}
+
+static inline const char *
+pbitmap_device_name (enum pbitmap_device d)
+{
+  switch (d)
+    {
+    case PBITMAP_DEVICE_NVME: return "nvme";
+    case PBITMAP_DEVICE_SSD: return "ssd";
+    case PBITMAP_DEVICE_CLOUD: return "cloud";
+    case PBITMAP_DEVICE_HDD: return "hdd";
+    default: return "unknown";
+    }
+}
+
+static inline uint32_t
+pbitmap_device_gap (enum pbitmap_device d)
+{
+  uint64_t iops = pbitmap_device_iops (d);
+  if (iops == 0)
+    return PBITMAP_GAP_UNKNOWN;
+  return (uint32_t) (pbitmap_device_bandwidth (d)
+                     / (iops * PBITMAP_PAGE_SIZE));
+}
+
+/* The calls the classification makes, as the reader makes them.  */
+struct pbitmap_sysfs
+{
+  /* readlink (PATH) into BUF of SIZE bytes: its length, or negative.  */
+  long (*readlink) (void *ctx, const char *path, char *buf,
+                    unsigned long size);
+  /* The first byte of the file PATH into *BYTE: 0, or negative.  */
+  int (*first_byte) (void *ctx, const char *path, char *byte);
+  void *ctx;
+};
+
+/* Longest sysfs link target looked at; a longer one is unknown.  */
+#define PBITMAP_SYSFS_LINK_MAX 256u
+
+static inline char *
+pbitmap_sysfs_put (char *p, const char *s)
+{
+  while (*s != '\0')
+    *p++ = *s++;
+  *p = '\0';
+  return p;
+}
+
+static inline char *
+pbitmap_sysfs_put_u32 (char *p, uint32_t v)
+{
+  char digits[10];
+  unsigned n = 0;
+  do
+    digits[n++] = (char) ('0' + v % 10);
+  while ((v /= 10) != 0);
+  while (n > 0)
+    *p++ = digits[--n];
+  *p = '\0';
+  return p;
+}
+
+/* Whether the LEN bytes at S contain the string NEEDLE.  */
+static inline int
+pbitmap_sysfs_contains (const char *s, unsigned long len, const char *needle)
+{
+  for (unsigned long i = 0; i < len; i++)
+    {
+      unsigned long j = 0;
+      while (needle[j] != '\0' && i + j < len && s[i + j] == needle[j])
+        j++;
+      if (needle[j] == '\0')
+        return 1;
+    }
+  return 0;
+}
+
+/* Whether NAME (LEN bytes) is the partition name of disk DISK (DLEN
+   bytes): DISK, then an optional 'p', then digits.  */
+static inline int
+pbitmap_sysfs_partition_of (const char *name, unsigned long len,
+                            const char *disk, unsigned long dlen)
+{
+  if (dlen == 0 || len <= dlen)
+    return 0;
+  for (unsigned long i = 0; i < dlen; i++)
+    if (name[i] != disk[i])
+      return 0;
+  unsigned long i = dlen + (name[dlen] == 'p');
+  if (i == len)
+    return 0;
+  for (; i < len; i++)
+    if (name[i] < '0' || name[i] > '9')
+      return 0;
+  return 1;
+}
+
+/* The class of block device MAJOR:MINOR, by the steps above.  */
+static inline enum pbitmap_device
+pbitmap_device_classify (uint32_t major, uint32_t minor,
+                         const struct pbitmap_sysfs *sys)
+{
+  char path[64], link[PBITMAP_SYSFS_LINK_MAX];
+  if (major == 0)
+    return PBITMAP_DEVICE_UNKNOWN;
+  char *end = pbitmap_sysfs_put (path, "/sys/dev/block/");
+  end = pbitmap_sysfs_put_u32 (end, major);
+  *end++ = ':';
+  end = pbitmap_sysfs_put_u32 (end, minor);
+  long len = sys->readlink (sys->ctx, path, link, sizeof link);
+  if (len <= 0 || (unsigned long) len >= sizeof link)
+    return PBITMAP_DEVICE_UNKNOWN;
+
+  /* The last component, NAME, and its parent, DISK.  */
+  unsigned long n = (unsigned long) len, name = n, disk;
+  while (name > 0 && link[name - 1] != '/')
+    name--;
+  disk = name > 0 ? name - 1 : 0;
+  while (disk > 0 && link[disk - 1] != '/')
+    disk--;
+  unsigned long dlen = name > 0 ? name - 1 - disk : 0;
+  int partition = pbitmap_sysfs_partition_of (link + name, n - name,
+                                              link + disk, dlen);
+  unsigned long whole = partition ? disk : name;
+
+  if (pbitmap_sysfs_contains (link, n, "/virtio")
+      || pbitmap_sysfs_contains (link, n, "/vbd-")
+      || pbitmap_sysfs_contains (link, n, "/VMBUS:"))
+    return PBITMAP_DEVICE_CLOUD;
+  if (n - whole >= 4 && link[whole] == 'n' && link[whole + 1] == 'v'
+      && link[whole + 2] == 'm' && link[whole + 3] == 'e')
+    return PBITMAP_DEVICE_NVME;
+
+  char byte;
+  pbitmap_sysfs_put (end, partition ? "/../queue/rotational"
+                                    : "/queue/rotational");
+  if (sys->first_byte (sys->ctx, path, &byte) != 0)
+    return PBITMAP_DEVICE_UNKNOWN;
+  return byte == '1' ? PBITMAP_DEVICE_HDD
+         : byte == '0' ? PBITMAP_DEVICE_SSD : PBITMAP_DEVICE_UNKNOWN;
 }
 
 #endif /* PBITMAP_PLAN_H */

@@ -19,7 +19,7 @@
  *  2. Program headers.  Nothing is searched for.  The executable's
  *     program headers are where AT_PHDR says, its ELF header at the start
  *     of their page.  A library's ELF header is at its load address,
- *     which the dynamic linker's list gives (step 7): the entry with the
+ *     which the dynamic linker's list gives (step 8): the entry with the
  *     highest load address at or below __pbitmap_region, the region the
  *     plugin's region object defines.  (The linker's __ehdr_start would
  *     say it too, but eu-elflint reports that symbol, which lies in no
@@ -73,17 +73,29 @@
  *     nothing is issued ("cached").  No name, another file or any page
  *     not cached: the plan is issued.
  *
- *  6. Issue.  Each chunk is one madvise call: MADV_WILLNEED, or
+ *  6. Gap.  A region filled with --device or --max-gap pins its max_gap.
+ *     One that leaves it to the reader (PBITMAP_F_GAP_AUTO) is read with
+ *     the gap of the class of the device the object's file is on, looked
+ *     up only now that the plan is to be issued: newfstatat of its name
+ *     (none in a secure process: the unknown device's gap), then, unless
+ *     the device is anonymous (tmpfs, overlayfs), readlinkat of its sysfs
+ *     entry and maybe a read of its queue/rotational
+ *     (include/pbitmap-plan.h).  The last device's class is kept, so the
+ *     objects of one device cost one lookup.  A warm start makes none of
+ *     these calls.
+ *
+ *  7. Issue.  Each chunk is one madvise call: MADV_WILLNEED, or
  *     MADV_POPULATE_READ in mode populate (then WILLNEED if the kernel
  *     does not know it).  The debug line counts the pages planned (gaps
  *     included), the runs (chunks that do not follow the one before) and
- *     the calls.
+ *     the calls, and, when the runtime chose the gap, the gap and the
+ *     device class ("gap=10 (cloud)").
  *
- *  7. Libraries.  In glibc the dynamic linker runs the executable's
+ *  8. Libraries.  In glibc the dynamic linker runs the executable's
  *     .preinit_array before the initializers of the libraries it loaded
  *     with it, so the executable's hook then walks the dynamic linker's
  *     list of loaded objects (struct r_debug, found through the
- *     executable's DT_DEBUG) and does steps 3 to 6 for every one whose
+ *     executable's DT_DEBUG) and does steps 3 to 7 for every one whose
  *     headers and region check out, each line ending in "via PROGRAM".
  *     It then records, in its own data, the last object of the list it
  *     walked.  A library linked with pbitmap has its own copy of this
@@ -99,7 +111,7 @@
  *     the copy: right after WILLNEED the pages are in the page cache but
  *     not yet read.)
  *
- *  8. Start-up.  When a static executable's entry stub has issued reads,
+ *  9. Start-up.  When a static executable's entry stub has issued reads,
  *     its segments are MADV_RANDOM until the runtime's .preinit_array
  *     entry sets them back to MADV_NORMAL, so that the C library's
  *     start-up faults read only their own page (__pbitmap_entry_run).
@@ -267,6 +279,10 @@ struct proc
   unsigned opts;
   const unsigned long *auxv;    /* null when not found */
   int majflt;
+  /* The last file device looked up (step 6; 0, which no file is on,
+     before) and its class: objects on one device cost one lookup.  */
+  unsigned long dev;
+  enum pbitmap_device dev_class;
 };
 
 /* The value of auxiliary vector entry TYPE, or 0.  */
@@ -296,7 +312,7 @@ auxv_find (int argc, char **argv)
   for (unsigned holes = 0; *p == NULL; p++)
     if (++holes > RT_ENV_HOLES_MAX)
       return NULL;
-  struct proc pr = { 0, (const unsigned long *) p, -1 };
+  struct proc pr = { 0, (const unsigned long *) p, -1, 0, 0 };
   return auxv_value (&pr, AT_PAGESZ) == RT_PAGE ? pr.auxv : NULL;
 }
 
@@ -315,6 +331,7 @@ proc_init (struct proc *pr, int argc, char **argv, char **envp)
 {
   pr->auxv = auxv_find (argc, argv);
   pr->majflt = -1;
+  pr->dev = 0;
   pr->opts = env_options (envp);
   if (pr->opts != 0 && proc_secure (pr))
     pr->opts = 0;
@@ -626,6 +643,15 @@ struct counts
   uint64_t pages;
   uint64_t runs;
   uint64_t calls;
+};
+
+/* The gap a plan was issued with, and the device class it is that of
+   (GAP_PINNED: the region's own max_gap).  */
+#define GAP_PINNED (-1)
+struct gap
+{
+  uint32_t pages;
+  int device;
 };
 
 /* A plan is built twice with the same steps: first only counted and
@@ -940,6 +966,47 @@ plan_resident (const struct plan *p, size_t nsegs, const struct image *im,
   return resident;
 }
 
+/* ---- the device ------------------------------------------------------- */
+
+/* The sysfs calls of include/pbitmap-plan.h's classification, raw.  */
+static long
+sysfs_readlink (void *ctx, const char *path, char *buf, unsigned long size)
+{
+  (void) ctx;
+  return rt_readlinkat (RT_AT_FDCWD, path, buf, size);
+}
+
+static int
+sysfs_first_byte (void *ctx, const char *path, char *byte)
+{
+  (void) ctx;
+  long fd = rt_openat (RT_AT_FDCWD, path, RT_O_RDONLY | RT_O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  long got = rt_preadv2 ((int) fd, byte, 1, 0, 0);
+  rt_close ((int) fd);
+  return got == 1 ? 0 : -1;
+}
+
+/* The class of the device the file PATH is on (step 6), unknown without
+   a name (PATH null, a secure process) or when a call fails.  */
+static enum pbitmap_device
+file_device (struct proc *pr, const char *path)
+{
+  struct rt_stat st;
+  if (path == NULL || *path == '\0' || proc_secure (pr)
+      || rt_newfstatat (RT_AT_FDCWD, path, &st, 0) != 0)
+    return PBITMAP_DEVICE_UNKNOWN;
+  if (pr->dev == 0 || pr->dev != st.st_dev)
+    {
+      struct pbitmap_sysfs sys = { sysfs_readlink, sysfs_first_byte, NULL };
+      pr->dev_class = pbitmap_device_classify (rt_major (st.st_dev),
+                                               rt_minor (st.st_dev), &sys);
+      pr->dev = st.st_dev;
+    }
+  return pr->dev_class;
+}
+
 /* ---- the core --------------------------------------------------------- */
 
 enum status
@@ -966,7 +1033,7 @@ region_empty (const struct pbitmap_header *h)
    names IM's file for the residency sample, or is null.  */
 static enum status
 prefetch (const struct image *im, unsigned opts, struct proc *pr,
-          const char *path, struct counts *n)
+          const char *path, struct counts *n, struct gap *gap)
 {
   const struct pbitmap_header *h = region_header (im);
   if (h == NULL)
@@ -990,7 +1057,15 @@ prefetch (const struct image *im, unsigned opts, struct proc *pr,
       if (plan_resident (&p, (size_t) nsegs, im, pr, path))
         return ST_CACHED;
     }
-  plan_init (&p, segs, h->max_gap,
+  gap->pages = h->max_gap;
+  gap->device = GAP_PINNED;
+  if (h->flags & PBITMAP_F_GAP_AUTO)
+    {
+      enum pbitmap_device d = file_device (pr, path);
+      gap->pages = pbitmap_device_gap (d);
+      gap->device = (int) d;
+    }
+  plan_init (&p, segs, gap->pages,
              mode == MODE_POPULATE ? RT_MADV_POPULATE_READ : RT_MADV_WILLNEED);
   plan_build (&p, h, (size_t) nsegs, full);
   *n = p.n;
@@ -1004,6 +1079,7 @@ struct outcome
 {
   enum status st;
   struct counts n;
+  struct gap gap;
   uint64_t us;
   int have_image;
   struct image im;
@@ -1070,6 +1146,14 @@ report (const char *name, size_t name_max, const struct outcome *o,
       line_field (&l, " runs=", o->n.runs);
       line_field (&l, " calls=", o->n.calls);
       line_field (&l, " us=", o->us);
+      if (o->gap.device != GAP_PINNED)
+        {
+          line_field (&l, " gap=", o->gap.pages);
+          line_str (&l, " (", 16);
+          line_str (&l, pbitmap_device_name ((enum pbitmap_device)
+                                             o->gap.device), 16);
+          line_str (&l, ")", 1);
+        }
       break;
     case ST_CACHED:
       line_str (&l, "cached", 16);
@@ -1236,6 +1320,8 @@ run (struct proc *pr, const struct image *im, const char *path,
   unsigned opts = pr->opts;
   uint64_t t0 = 0;
   o->n.pages = o->n.runs = o->n.calls = 0;
+  o->gap.pages = 0;
+  o->gap.device = GAP_PINNED;
   o->us = 0;
   o->have_image = 0;
   o->st = ST_OFF;
@@ -1250,7 +1336,8 @@ run (struct proc *pr, const struct image *im, const char *path,
         }
       else
         o->have_image = image_find (pr, &o->im) == 0;
-      o->st = o->have_image ? prefetch (&o->im, opts, pr, path, &o->n)
+      o->st = o->have_image ? prefetch (&o->im, opts, pr, path, &o->n,
+                                        &o->gap)
                             : ST_INVALID;
     }
   if (opts & OPT_DEBUG)
@@ -1301,7 +1388,7 @@ next_object (const struct rt_link_map *m)
 #if defined PBITMAP_HOOK_EXEC
 
 /* The last object of the dynamic linker's list that the executable's
-   runtime has walked (step 7), null until it has.  Libraries find it
+   runtime has walked (step 8), null until it has.  Libraries find it
    through the executable's region and entry slot (entry.S), never
    through a symbol, and only read it.  */
 PBITMAP_HIDDEN const struct rt_link_map *volatile __pbitmap_walked;
@@ -1445,7 +1532,7 @@ static void (*const pbitmap_preinit_entry) (int, char **, char **)
    the distance from the header's mark field to this symbol, which holds
    "pbm-todo" (doc/format.md).  The runtime no longer reads or writes it:
    whether the executable's runtime has done this library's work is read
-   from the executable's own data (step 7).  */
+   from the executable's own data (step 8).  */
 PBITMAP_HIDDEN volatile uint64_t __pbitmap_mark = 0x6f646f742d6d6270ull;
 
 /* Whether [ADDR, ADDR + LEN) lies in one PT_LOAD of IM whose p_flags
@@ -1494,7 +1581,7 @@ executable_image (const struct proc *pr, struct image *exe)
   return -1;
 }
 
-/* The executable's walk record (step 7): its region's entry field leads
+/* The executable's walk record (step 8): its region's entry field leads
    to the entry slot, 32 bytes in a readable PT_LOAD's file data whose
    fourth word is "pbm-walk", and the slot's third word to the record, 8
    aligned bytes of a writable PT_LOAD.  The last object the executable's
@@ -1524,7 +1611,7 @@ executable_walked (const struct image *exe)
    at address 0, where its ELF header is), so no other one's load address
    lies between.  *WALKED says whether it comes in the list at or before
    the last object the executable's runtime walked: that runtime has
-   already done this library's work (step 7).  */
+   already done this library's work (step 8).  */
 static const struct rt_link_map *
 library_entry (const struct proc *pr, int *walked)
 {
@@ -1574,6 +1661,8 @@ walked_status (const struct proc *pr, struct outcome *o)
 {
   unsigned opts = pr->opts;
   o->n.pages = o->n.runs = o->n.calls = 0;
+  o->gap.pages = 0;
+  o->gap.device = GAP_PINNED;
   o->us = 0;
   o->have_image = image_find (pr, &o->im) == 0;
   const struct pbitmap_header *h = o->have_image ? region_header (&o->im)

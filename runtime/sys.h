@@ -30,6 +30,8 @@
 #define SYS_RT_GETRUSAGE 98
 #define SYS_RT_CLOCK_GETTIME 228
 #define SYS_RT_OPENAT 257
+#define SYS_RT_NEWFSTATAT 262
+#define SYS_RT_READLINKAT 267
 #define SYS_RT_PREADV2 327
 
 #define RT_AT_FDCWD (-100)
@@ -57,6 +59,26 @@ struct rt_timespec
   long tv_sec;
   long tv_nsec;
 };
+
+/* struct stat of x86-64: the device first, 144 bytes in all.  */
+struct rt_stat
+{
+  unsigned long st_dev;
+  unsigned long st_rest[17];
+};
+
+/* The major and minor numbers of a dev_t as stat gives it.  */
+static inline unsigned
+rt_major (unsigned long dev)
+{
+  return (unsigned) (((dev >> 8) & 0xfff) | ((dev >> 32) & ~0xfffUL));
+}
+
+static inline unsigned
+rt_minor (unsigned long dev)
+{
+  return (unsigned) ((dev & 0xff) | ((dev >> 12) & ~0xffUL));
+}
 
 /* struct rusage: two struct timevals, then fourteen longs.  */
 struct rt_rusage
@@ -176,6 +198,20 @@ rt_preadv2 (int fd, void *buf, unsigned long len, long off, int flags)
 {
   struct rt_iovec iov = { buf, len };
   return rt_syscall6 (SYS_RT_PREADV2, fd, (long) &iov, 1, off, 0, flags);
+}
+
+static inline long
+rt_newfstatat (int dirfd, const char *path, struct rt_stat *st, int flags)
+{
+  return rt_syscall4 (SYS_RT_NEWFSTATAT, dirfd, (long) path, (long) st,
+                      flags);
+}
+
+static inline long
+rt_readlinkat (int dirfd, const char *path, char *buf, unsigned long size)
+{
+  return rt_syscall4 (SYS_RT_READLINKAT, dirfd, (long) path, (long) buf,
+                      (long) size);
 }
 
 /* Not the vDSO: finding it needs the auxiliary vector and a symbol

@@ -36,4 +36,4 @@ echo "note $(bytes 0 64)$(bytes 80 $((size - 80)))"
 echo "links $(bytes 64 16)"
 printf 'run '
 env PBITMAP=willneed-nocheck PBITMAP_DEBUG=1 "$prog" 2>&1 >/dev/null |
-  sed -e 's/^pbitmap: [^:]*: //' -e 's/ us=[0-9]*$//'
+  sed -e 's/^pbitmap: [^:]*: //' -e 's/ us=[0-9]*//'

@@ -9,7 +9,9 @@
 #   dlopen   a plain program (no plugin) that dlopens DIR/liblib.so
 #
 # Each takes DIR/liblib.so as its argument and exits with its own status
-# (pie and static 3, needs 4, dlopen 5).
+# (pie and static 3, needs 4, dlopen 5).  The bitmaps leave the gap to the
+# reader (flags FILLED and GAP_AUTO, as a default fill writes them), so
+# that a cold start also looks up the device the files are on.
 set -eu
 dir=$1 cc=$2
 shift 2
@@ -24,3 +26,6 @@ sh "$region" "$dir/pie" fill 100-200 1000-1010
 sh "$region" "$dir/static" fill 100-200 1000-1010
 sh "$region" "$dir/liblib.so" fill 50-150
 sh "$region" "$dir/needs" fill 0-last
+for f in pie static liblib.so needs; do
+  sh "$region" "$dir/$f" set 56 4 3
+done
