@@ -28,6 +28,14 @@ set_read_ahead () {   # DEVICE KB
   restore+=("echo $old > $f")
 }
 
+set_rotational () {   # DEVICE 0|1: what the device says it is
+  local f=/sys/block/$1/queue/rotational old
+  old=$(cat "$f")
+  [ "$old" = "$2" ] && return 0
+  echo "$2" > "$f"
+  restore+=("echo $old > $f")
+}
+
 block_device_of () {   # FILE -> sys block name (vda), whole disk
   local dev
   dev=$(findmnt -n -o SOURCE --target "$1")
