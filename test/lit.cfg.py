@@ -35,6 +35,8 @@ subst.append(("%ehframe_entries",
 subst.append(("%seccomp_exec", os.path.join(b, "test", "tools", "seccomp-exec")))
 subst.append(("%replay_runtime_region",
               os.path.join(b, "fuzz", "replay-runtime-region")))
+# The source tree, for tests of its scripts (setup).
+subst.append(("%srcdir", config.srcdir))
 subst.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 # A private GCC prefix (specs, plugin/pbitmap.so) and the -specs / clang
 # config files, all wired to this build's plugin and runtime.
