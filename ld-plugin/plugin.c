@@ -33,9 +33,10 @@
  * multiple of 128 pages (the region is padded to 16 bytes anyway).  An
  * overestimate costs 32 bytes per MiB; an underestimate leaves the end of
  * the image out of the bitmap, so cleanup warns when the finished image
- * is larger than the capacity.  Inputs claimed by another plugin (gcc's
- * LTO plugin is loaded first) never reach this plugin and are not
- * counted; that is what the warning and -plugin-opt=capacity= are for.
+ * is larger than the capacity (on stderr; relinking with capacity= is
+ * the remedy).  LTO IR objects count LTO_GROWTH times their size, both
+ * those this plugin sees and those GCC's LTO plugin, loaded first,
+ * claimed before it could (lto.c).
  *
  * Where the runtime starts (hook=entry, the default, or hook=preinit):
  * in a dynamic executable always from .preinit_array, which glibc's
@@ -113,6 +114,7 @@ static const char *opt_order;           /* order=FILE */
 /* What the inputs told us. */
 static uint64_t image_bytes;            /* estimated bytes of image */
 static unsigned input_count;
+static unsigned lto_count;              /* IR objects the LTO plugin claimed */
 static bool target_seen;
 static struct reserve_target target;
 
@@ -140,8 +142,14 @@ plugin_message (enum ld_plugin_level level, const char *fmt, ...)
   va_end (ap);
 
   /* The linker formats its message with its own printf-like machinery,
-   * which knows conversions of its own: pass the text as an argument. */
-  if (tv_message != NULL)
+   * which knows conversions of its own: pass the text as an argument.
+   * ld.bfd prints LDPL_WARNING on stdout, where a build log hides it (and
+   * LDPL_ERROR fails the link): a warning goes to stderr, in ld.bfd's own
+   * form, from here.  gold prints warnings on stderr itself. */
+  if (level == LDPL_WARNING && tv_message != NULL && !tv_gold)
+    fprintf (stderr, "%s: warning: pbitmap: %s\n",
+             program_invocation_name, text);
+  else if (tv_message != NULL)
     tv_message (level, "pbitmap: %s", text);
   else
     fprintf (stderr, "pbitmap: %s\n", text);
@@ -249,6 +257,13 @@ common_bytes (Elf_Scn *symtab, const GElf_Shdr *shdr, uint16_t machine)
   return bytes;
 }
 
+/* What SIZE bytes of IR will become (LTO_GROWTH). */
+static uint64_t
+lto_bytes (uint64_t size)
+{
+  return size > UINT64_MAX / LTO_GROWTH ? UINT64_MAX : size * LTO_GROWTH;
+}
+
 /* Bytes the relocatable ELF will add to the image.  LTO IR carries no
  * machine code yet; its file size stands in for what it will become. */
 static uint64_t
@@ -276,8 +291,8 @@ relocatable_bytes (Elf *elf, const GElf_Ehdr *ehdr, uint64_t filesize)
       if (shdr.sh_type == SHT_SYMTAB)
         bytes += common_bytes (scn, &shdr, ehdr->e_machine);
     }
-  if (lto && bytes < filesize)
-    bytes = filesize;
+  if (lto)
+    bytes = lto_bytes (filesize) > bytes ? lto_bytes (filesize) : bytes;
   return bytes;
 }
 
@@ -303,7 +318,7 @@ size_image (char *image, size_t size,
   if (kind == ELF_K_NONE)
     {
       /* Not ELF, so something a compiler plugin will turn into code. */
-      add_bytes (size);
+      add_bytes (lto_bytes (size));
       input_count++;
     }
   else if (kind == ELF_K_ELF && gelf_getehdr (elf, &ehdr) != NULL
@@ -468,8 +483,9 @@ report_link (const char *runtime)
   if (opt_capacity != 0)
     snprintf (basis, sizeof basis, "set by capacity=");
   else
-    snprintf (basis, sizeof basis, "estimated from %u inputs, %" PRIu64
-              " KiB", input_count, image_bytes / 1024);
+    snprintf (basis, sizeof basis, "estimated from %u inputs%s, %" PRIu64
+              " KiB", input_count, lto_count != 0 ? " and the LTO plugin's"
+              " IR objects" : "", image_bytes / 1024);
   plugin_message (LDPL_INFO, "%s: capacity %" PRIu64 " pages (%s), region "
                   "%" PRIu64 " bytes, runtime %s", output_kind (), capacity,
                   basis, pbitmap_region_size (capacity),
@@ -490,6 +506,7 @@ onall_symbols_read (void)
     }
   if (!target_seen)
     reserve_default_target (&target);
+  add_bytes (lto_bytes (lto_claimed_bytes (&lto_count)));
   capacity = (opt_capacity != 0 ? opt_capacity
               : reserve_capacity_for (image_bytes));
 
@@ -517,7 +534,7 @@ check_capacity (uint64_t image_pages)
   if (image_pages > capacity)
     plugin_message (LDPL_WARNING, "%s: the image has %" PRIu64 " pages but "
                     "the bitmap describes only %" PRIu64 "; relink with "
-                    "-plugin-opt=capacity=%" PRIu64 " to cover it all",
+                    "-Wl,-plugin-opt=capacity=%" PRIu64 " to cover it all",
                     tv_output_name, image_pages, capacity, image_pages);
 }
 
