@@ -314,6 +314,8 @@ struct fill_policy
   uint64_t budget_pages;        /* with BUDGET_GIVEN: at most this many */
   uint32_t age_weight;          /* --age: the old bitmap counts as this
                                    many runs; 0: not aged in */
+  int allow_truncate;           /* --allow-truncate: drop the pages past
+                                   the capacity instead of failing */
 };
 
 /* What a reader of traces sees of each trace: T holds only the blocks

@@ -34,9 +34,11 @@
  * program, and quietly filling nothing would hide that.
  *
  * Pages at or past the region's capacity cannot be marked (the plugin
- * sized the bitmap for the file it linked; a bigger file means the trace
- * is not for this file or the sizing was wrong), so they are dropped and
- * counted in one warning.
+ * sized the bitmap for the file it linked and a -flto link can outgrow
+ * it; a bigger file means the sizing was wrong).  The fill then fails,
+ * leaving the file as it was, and names the capacity to relink with,
+ * spelled as the compiler driver takes it; with --allow-truncate the
+ * pages are dropped and counted in one warning.
  *
  * The fill writes pages_set and runs (caches of what the bits say, so the
  * runtime can skip an empty bitmap), sets PBITMAP_F_FILLED, zeroes the
@@ -80,6 +82,40 @@ dropped_count (dropped_pages *d)
         }
     }
   return count;
+}
+
+/* Says what D, the pages past IMG's capacity, costs: -1 after an error
+   unless POLICY allows dropping them, else 0 (after a warning).  The
+   capacity to relink with covers the file and the pages.  */
+static int
+report_dropped (const struct image *img, dropped_pages *d,
+                const struct fill_policy *policy)
+{
+  uint64_t lost = dropped_count (d), need = 0;
+
+  if (lost == 0)
+    return 0;
+  for (size_t i = 0; i < d->n_ranges; i++)
+    if (d->ranges[i].last + 1 > need)
+      need = d->ranges[i].last + 1;
+  uint64_t file_pages = (img->size + PBITMAP_PAGE_SIZE - 1) / PBITMAP_PAGE_SIZE;
+  if (file_pages > need)
+    need = file_pages;
+  if (policy->allow_truncate)
+    {
+      elfpatch_warn ("%s: %" PRIu64 " recorded page%s at or past the "
+                     "bitmap's capacity of %" PRIu64 " pages dropped; "
+                     "relink with -Wl,-plugin-opt=capacity=%" PRIu64
+                     " to keep them", img->path, lost, lost == 1 ? "" : "s",
+                     img->region.hdr.capacity, need);
+      return 0;
+    }
+  error (0, 0, "error: %s: %" PRIu64 " recorded page%s at or past the "
+         "bitmap's capacity of %" PRIu64 " pages; relink with "
+         "-Wl,-plugin-opt=capacity=%" PRIu64 ", or drop them with "
+         "--allow-truncate", img->path, lost, lost == 1 ? "" : "s",
+         img->region.hdr.capacity, need);
+  return -1;
 }
 
 /* Sets the pages of block B in BITS; the part past CAPACITY goes to D.  */
@@ -258,11 +294,8 @@ fill_select (struct image *img, char **traces, size_t n_traces,
         goto out;
       tally_add (&t, one, 1);
     }
-  uint64_t lost = dropped_count (&d);
-  if (lost > 0)
-    elfpatch_warn ("%s: %" PRIu64 " recorded page%s at or past the bitmap's "
-                   "capacity of %" PRIu64 " pages dropped", img->path, lost,
-                   lost == 1 ? "" : "s", img->region.hdr.capacity);
+  if (report_dropped (img, &d, p) != 0)
+    goto out;
   if (p->age_weight > 0 && (img->region.hdr.flags & PBITMAP_F_FILLED))
     {
       tally_add (&t, image_bits (img), p->age_weight);

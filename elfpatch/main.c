@@ -34,7 +34,8 @@ enum mode { MODE_NONE, MODE_RECORD, MODE_FILL, MODE_SHOW, MODE_CLEAR,
 enum { OPT_RECORD = 256, OPT_FILL, OPT_SHOW, OPT_CLEAR, OPT_RUN, OPT_DEVICE,
        OPT_MAX_GAP, OPT_MERGE, OPT_MIN_SHARE, OPT_BUDGET, OPT_AGE,
        OPT_TRACES, OPT_FOLLOW, OPT_METHOD, OPT_RESYNC, OPT_IMPORT_PERF,
-       OPT_NO_SECCOMP, OPT_ORDER, OPT_DEBUG_FILE, OPT_NO_ORDER };
+       OPT_NO_SECCOMP, OPT_ORDER, OPT_DEBUG_FILE, OPT_NO_ORDER,
+       OPT_ALLOW_TRUNCATE };
 
 static const struct argp_option options[] =
 {
@@ -100,6 +101,9 @@ static const struct argp_option options[] =
   { "debug-file", OPT_DEBUG_FILE, "FILE", 0,
     "--order takes the symbols of a stripped BINARY from FILE instead of "
     "/usr/lib/debug/.build-id/", 2 },
+  { "allow-truncate", OPT_ALLOW_TRUNCATE, NULL, 0,
+    "--fill drops, with a warning, recorded pages past the bitmap's "
+    "capacity instead of failing", 2 },
   { "traces", OPT_TRACES, NULL, 0,
     "--show also says, for each TRACE, how many of its pages the bitmap "
     "covers", 2 },
@@ -285,6 +289,9 @@ parse_opt (int key, char *arg, struct argp_state *state)
     case OPT_DEBUG_FILE:
       a->debug_file = arg;
       break;
+    case OPT_ALLOW_TRUNCATE:
+      a->policy.allow_truncate = 1;
+      break;
     case OPT_TRACES:
       a->traces = 1;
       break;
@@ -341,6 +348,8 @@ parse_opt (int key, char *arg, struct argp_state *state)
         argp_error (state, "error: --budget and --age are only for --fill");
       if (a->debug_file != NULL && a->mode != MODE_ORDER)
         argp_error (state, "error: --debug-file is only for --order");
+      if (a->policy.allow_truncate && a->mode != MODE_FILL)
+        argp_error (state, "error: --allow-truncate is only for --fill");
       if (a->share_given && a->merge_given
           && a->policy.merge != MERGE_SHARE)
         argp_error (state, "error: --min-share needs --merge=share");
@@ -436,6 +445,9 @@ main (int argc, char **argv)
                              &a.policy, &a.gap);
       break;
     case MODE_ORDER:
+      /* The order is for a relink, which can fix the capacity: pages
+         past it are dropped with the warning, not refused.  */
+      a.policy.allow_truncate = 1;
       status = order_command (a.args, a.n_args - 1, a.args[a.n_args - 1],
                               &a.policy, a.debug_file, a.output);
       break;
