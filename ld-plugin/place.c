@@ -116,6 +116,7 @@ struct section
   void *handle;                 /* gold: the file's, and its index */
   unsigned shndx;
   char *pattern;                /* ld.bfd: its input section statement */
+  size_t file_len;              /* of its file part; 0 for "*" */
 };
 
 static struct section *sections;
@@ -243,10 +244,12 @@ named_after (const char *secname, const char *name)
 
 /* The input section statement for SECNAME, whose first listed symbol
  * is NAME, in FILE, or NULL; GROUP says it is part of a section group.
- * *FILE_SPEC caches the file's pattern ("" when it has none). */
+ * *FILE_SPEC caches the file's pattern ("" when it has none); *FILE_LEN
+ * is set to the length of the statement's file part, 0 for "*". */
 static char *
 section_pattern (const char *secname, const char *name, bool group,
-                 const struct ld_plugin_input_file *file, char **file_spec)
+                 const struct ld_plugin_input_file *file, char **file_spec,
+                 size_t *file_len)
 {
   char *sec = quote (secname), *pattern = NULL;
   const char *in = "*";
@@ -261,6 +264,7 @@ section_pattern (const char *secname, const char *name, bool group,
     }
   if (in == NULL || *in == '\0' || asprintf (&pattern, "%s(%s)", in, sec) < 0)
     pattern = NULL;
+  *file_len = strcmp (in, "*") == 0 ? 0 : strlen (in);
   free (sec);
   return pattern;
 }
@@ -520,12 +524,14 @@ record_sections (const struct input *in,
     {
       struct section *s;
       char *pattern = NULL;
+      size_t file_len = 0;
 
       if (in->kind[i] == KIND_NONE || (!gold && in->rank[i] == RANK_NONE))
         continue;
       if (!gold && (pattern = section_pattern (in->secname[i], in->name[i],
                                                in->group[i], file,
-                                               &file_spec)) == NULL)
+                                               &file_spec, &file_len))
+                   == NULL)
         {
           unnamed++;
           continue;
@@ -541,6 +547,7 @@ record_sections (const struct input *in,
       s->handle = file->handle;
       s->shndx = (unsigned) i;
       s->pattern = pattern;
+      s->file_len = file_len;
     }
   free (file_spec);
 }
@@ -606,6 +613,33 @@ first_time (struct seen *seen, const char *pattern)
   return true;
 }
 
+/* Writes the statement of section S into F, where *OPEN is the section
+ * whose statement is still open, or NULL: a section of the same file at
+ * the same rank joins it, "FILE(SEC1 SEC2)", since one statement costs
+ * ld.bfd a walk over every input file.  Returns the statements begun. */
+static size_t
+write_statement (FILE *f, const struct section *s,
+                 const struct section **open)
+{
+  const struct section *o = *open;
+  size_t file = s->file_len > 0 ? s->file_len : 1;      /* "*" */
+  const char *sec = s->pattern + file + 1;
+  int sec_len = (int) strlen (sec) - 1;         /* without the ')' */
+
+  if (o != NULL && s->file_len > 0 && o->rank == s->rank
+      && o->file_len == s->file_len
+      && strncmp (o->pattern, s->pattern, s->file_len) == 0)
+    {
+      fprintf (f, " %.*s", sec_len, sec);
+      return 0;
+    }
+  if (o != NULL)
+    fputs (")\n", f);
+  fprintf (f, "    %.*s(%.*s", (int) file, s->pattern, sec_len, sec);
+  *open = s;
+  return 1;
+}
+
 /* The statements of KIND into F, in rank order, the .text.NAME of names
  * no input defines at their places; returns how many. */
 static size_t
@@ -613,6 +647,7 @@ write_statements (FILE *f, const struct order *o, enum kind kind,
                   struct seen *seen)
 {
   size_t n = 0, at = 0;
+  const struct section *open = NULL;
 
   for (size_t k = 0; k <= o->count; k++)
     {
@@ -621,13 +656,13 @@ write_statements (FILE *f, const struct order *o, enum kind kind,
       for (; at < nsections && sections[at].rank == k; at++)
         if (sections[at].kind == kind
             && first_time (seen, sections[at].pattern))
-          {
-            fprintf (f, "    %s\n", sections[at].pattern);
-            n++;
-          }
+          n += write_statement (f, &sections[at], &open);
       if (kind != KIND_TEXT || k == o->count || found[k]
           || asprintf (&fallback, ".text.%s", o->names[k]) < 0)
         continue;
+      if (open != NULL)
+        fputs (")\n", f);
+      open = NULL;
       if ((q = quote (fallback)) != NULL)
         {
           fprintf (f, "    *(%s)\n", q);
@@ -636,6 +671,8 @@ write_statements (FILE *f, const struct order *o, enum kind kind,
       free (q);
       free (fallback);
     }
+  if (open != NULL)
+    fputs (")\n", f);
   return n;
 }
 
