@@ -401,7 +401,8 @@ binary_entries (const struct image *img, const char *debug_path,
   long n = read_symbols (elf, path, &syms);
   if (n >= 0)
     {
-      qsort (syms, (size_t) n, sizeof *syms, sym_cmp);
+      if (n > 1)
+        qsort (syms, (size_t) n, sizeof *syms, sym_cmp);
       n = make_entries (img->elf, syms, (size_t) n, out);
       if (n < 0)
         error (0, errno, "error: %s", img->path);

@@ -796,7 +796,8 @@ place_apply (const struct order *o, const struct place_linker *linker,
       return LDPS_ERR;
     }
   forget_archive ();
-  qsort (sections, nsections, sizeof *sections, compare_sections);
+  if (nsections > 1)            /* none at all in an LTO link's IR */
+    qsort (sections, nsections, sizeof *sections, compare_sections);
   return (linker->gold
           ? apply_gold (o, linker->update_section_order, verbose)
           : apply_bfd (o, linker->add_input_file, verbose));
