@@ -13,7 +13,7 @@
  *             found and valid in the buffer that update_write_back would
  *             write; and --show --traces with that trace;
  *   --record  identity_compute on an open descriptor, as --record
- *             identifies the files a program maps, and ehframe_entries,
+ *             identifies the files a program maps, and function_starts,
  *             as it finds the function starts of a traced file (the
  *             starts must be ascending, without repeats);
  *   --resync  on a file whose program header is stale: after the
@@ -156,11 +156,11 @@ resync_stale (void)
 }
 
 static void
-function_starts (Elf *elf)
+check_function_starts (Elf *elf)
 {
   uint64_t *starts;
   size_t n;
-  if (ehframe_entries (elf, elf_file.path, &starts, &n) != 0)
+  if (function_starts (elf, elf_file.path, &starts, &n) != 0)
     return;
   for (size_t i = 1; i < n; i++)
     if (starts[i] <= starts[i - 1])
@@ -180,7 +180,7 @@ record_identity (size_t size)
   identity_compute (elf_file.path, is_elf ? elf : NULL, NULL, elf_file.fd,
                     size, &id);
   if (is_elf)
-    function_starts (elf);
+    check_function_starts (elf);
   if (elf != NULL)
     elf_end (elf);
 }
