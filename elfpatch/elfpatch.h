@@ -1,8 +1,8 @@
 /* elfpatch.h: what the parts of elfpatch share.
  *
  * elfpatch is a pipeline of small steps: an image (image.c) is one ELF
- * file read into memory, with its pbitmap region found and checked and
- * its identity computed; a trace (trace.c) is the parsed form of a trace
+ * file read into memory, with its pbitmap region found and checked
+ * (region.c) and its identity computed (identity.c); a trace (trace.c) is the parsed form of a trace
  * file; ehframe.c lists a file's function starts from its unwind table;
  * record.c makes traces, fill.c turns traces into the bits of an
  * image (with the max_gap device.c chooses), order.c into an order file
@@ -26,6 +26,7 @@
 
 #include "pbitmap-format.h"
 #include "pbitmap-plan.h"
+#include "region.h"
 
 /* -v and -q.  verbose > 0 prints what is done, quiet suppresses
    warnings.  */
@@ -74,43 +75,17 @@ int identity_equal (const struct identity *a, const struct identity *b);
 void identity_format (const struct identity *id, char *buf, size_t bufsize);
 #define IDENTITY_TEXT_MAX (2 * IDENTITY_BUILD_ID_MAX + 64)
 
-/* A located, checked region; HDR is its header in host byte order.
-   STALE: the PT_PRESENT_BITMAP program header (number PHDR_INDEX, which
-   said PHDR_OFFSET and PHDR_VADDR) does not point at the region, which
-   was found through its note; PHDR_PLACED: that header was at least
-   well placed (inside a PT_LOAD at the matching address).  */
-struct region
-{
-  uint64_t offset;
-  uint64_t vaddr;
-  uint64_t size;
-  struct pbitmap_header hdr;
-  int stale;
-  int phdr_placed;
-  size_t phdr_index;
-  uint64_t phdr_offset;
-  uint64_t phdr_vaddr;
-};
-
-/* Finds and checks the region of ELF, a file of FILE_SIZE bytes whose
-   contents are BUF (or, when BUF is null, readable from FD).  Returns 0;
-   REGION_STALE when the program header is stale but the note is a valid
-   region elsewhere (R describes the note, WHY says what is wrong); or -1
-   with a one-line reason in WHY.  */
-#define REGION_STALE 1
-int region_find (Elf *elf, const unsigned char *buf, int fd,
-                 uint64_t file_size, struct region *r,
-                 char *why, size_t whysize);
-/* Writes R's place into the raw program header ENTRY of a file of
-   ELFCLASS and byte order MSB: what a re-sync stores.  */
-void region_phdr_encode (unsigned char *entry, int elfclass, int msb,
-                         const struct region *r);
-
 /* Identity of a file: CONTENTS (or FD when null) of SIZE bytes, ELF the
-   libelf handle on it (or null for a file that is not ELF).  Returns 0
-   or -1 after a message naming PATH.  */
+   libelf handle on it (or null for a file that is not ELF); its region,
+   if any, is located here.  Returns 0 or -1 after a message naming
+   PATH.  */
 int identity_compute (const char *path, Elf *elf, const unsigned char *contents,
                       int fd, uint64_t size, struct identity *id);
+/* The same for an ELF file in memory whose region R the caller located
+   (region_find returned 0 or REGION_STALE), or null when it has none.  */
+int identity_of_region (const char *path, Elf *elf,
+                        const unsigned char *contents, uint64_t size,
+                        const struct region *r, struct identity *id);
 
 /* One ELF file in memory with its region.  */
 struct image

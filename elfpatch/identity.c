@@ -11,8 +11,9 @@
  * change the identity its traces are bound to.
  *
  * --record computes identities from open files (any file may be mapped,
- * ELF or not, large or small, so it reads in chunks); --fill from the
- * binary it has in memory.  Both go through the same code.
+ * ELF or not, large or small, so it reads in chunks) and locates the
+ * region itself; an image (image.c) has the binary in memory and its
+ * region located once, and hands it over.  Both go through the same code.
  */
 
 #include <errno.h>
@@ -118,46 +119,42 @@ hash_file (const unsigned char *contents, int fd, uint64_t size,
   return 0;
 }
 
-/* The bytes a fill may write count as zero; and a file whose program
-   header is stale hashes as it will be once elfpatch --resync has
-   pointed the header at the note, so that a trace recorded before the
-   re-sync still fits the file after it.  */
+/* The bytes a fill may write of R, the region of ELF (null: none),
+   count as zero; and a file whose program header is stale hashes as it
+   will be once elfpatch --resync has pointed the header at the note, so
+   that a trace recorded before the re-sync still fits the file after
+   it.  */
 static int
 hash_view_of_region (Elf *elf, const unsigned char *contents, int fd,
-                     uint64_t size, struct hash_view *v)
+                     uint64_t size, const struct region *r,
+                     struct hash_view *v)
 {
-  struct region r;
-  char why[512];
-  int rc = region_find (elf, contents, fd, size, &r, why, sizeof why);
-  if (rc != 0 && rc != REGION_STALE)
+  if (r == NULL)
     return 0;
-  v->zero_from = r.offset + PBITMAP_OFF_PAGES_SET;
-  v->zero_to = r.offset + r.size;
-  GElf_Ehdr ehdr;
-  if (rc != REGION_STALE || gelf_getehdr (elf, &ehdr) == NULL
-      || ehdr.e_phentsize > sizeof v->bytes
-      || ehdr.e_phentsize < (ehdr.e_ident[EI_CLASS] == ELFCLASS32
-                             ? sizeof (Elf32_Phdr) : sizeof (Elf64_Phdr)))
+  v->zero_from = r->offset + PBITMAP_OFF_PAGES_SET;
+  v->zero_to = r->offset + r->size;
+  uint64_t at;
+  size_t len;
+  if (!r->stale || region_phdr_at (elf, size, r, &at, &len) != 0
+      || len > sizeof v->bytes)
     return 0;
-  v->at = ehdr.e_phoff + r.phdr_index * ehdr.e_phentsize;
-  v->len = ehdr.e_phentsize;
-  if (read_at (contents, fd, v->at, v->bytes, v->len) != 0)
+  if (read_at (contents, fd, at, v->bytes, len) != 0)
     return -1;
-  region_phdr_encode (v->bytes, ehdr.e_ident[EI_CLASS],
-                      ehdr.e_ident[EI_DATA] == ELFDATA2MSB, &r);
+  if (region_phdr_encode (elf, v->bytes, r) == 0)
+    {
+      v->at = at;
+      v->len = len;
+    }
   return 0;
 }
 
-int
-identity_compute (const char *path, Elf *elf, const unsigned char *contents,
-                  int fd, uint64_t size, struct identity *id)
+static int
+identity_of (const char *path, Elf *elf, const unsigned char *contents,
+             int fd, uint64_t size, const struct region *r,
+             struct identity *id)
 {
-  memset (id, 0, sizeof *id);
-  if (elf != NULL && find_build_id (elf, size, id))
-    return 0;
-
   struct hash_view v = { 0 };
-  if (elf != NULL && hash_view_of_region (elf, contents, fd, size, &v) != 0)
+  if (elf != NULL && hash_view_of_region (elf, contents, fd, size, r, &v) != 0)
     {
       error (0, errno, "error: %s", path);
       return -1;
@@ -169,6 +166,32 @@ identity_compute (const char *path, Elf *elf, const unsigned char *contents,
       return -1;
     }
   return 0;
+}
+
+int
+identity_compute (const char *path, Elf *elf, const unsigned char *contents,
+                  int fd, uint64_t size, struct identity *id)
+{
+  memset (id, 0, sizeof *id);
+  if (elf != NULL && find_build_id (elf, size, id))
+    return 0;
+  struct region r;
+  char why[512];
+  int rc = elf == NULL ? -1 : region_find (elf, contents, fd, size, &r, why,
+                                           sizeof why);
+  return identity_of (path, elf, contents, fd, size,
+                      rc == 0 || rc == REGION_STALE ? &r : NULL, id);
+}
+
+int
+identity_of_region (const char *path, Elf *elf, const unsigned char *contents,
+                    uint64_t size, const struct region *r,
+                    struct identity *id)
+{
+  memset (id, 0, sizeof *id);
+  if (find_build_id (elf, size, id))
+    return 0;
+  return identity_of (path, elf, contents, -1, size, r, id);
 }
 
 int
