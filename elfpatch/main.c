@@ -140,30 +140,22 @@ set_mode (struct argp_state *state, enum mode mode)
   a->mode = mode;
 }
 
-/* PAGES for --max-gap: decimal, 0 to the field's largest value.  */
-static void
-parse_max_gap (struct argp_state *state, const char *arg, uint32_t *out)
-{
-  uint64_t v = 0;
-  const char *p = arg;
-  for (; *p >= '0' && *p <= '9' && v <= UINT32_MAX; p++)
-    v = v * 10 + (uint64_t) (*p - '0');
-  if (p == arg || *p != '\0' || v > UINT32_MAX)
-    argp_error (state, "error: --max-gap: '%s' is not a number of pages "
-                "(0 to %" PRIu32 ")", arg, UINT32_MAX);
-  *out = (uint32_t) v;
-}
-
-/* A decimal number ARG of at most MAX, or argp_error naming OPTION.  */
+/* A decimal number ARG of at most MAX, or argp_error naming OPTION and,
+   when not null, the number's UNIT.  With END, the number may be
+   followed by more (*END points there).  */
 static uint64_t
 parse_count (struct argp_state *state, const char *option, const char *arg,
-             uint64_t max, const char **end)
+             uint64_t max, const char *unit, const char **end)
 {
   uint64_t v = 0;
   const char *p = arg;
   for (; *p >= '0' && *p <= '9' && v <= max; p++)
     v = v * 10 + (uint64_t) (*p - '0');
-  if (p == arg || v > max || (end == NULL && *p != '\0'))
+  int bad = p == arg || v > max || (end == NULL && *p != '\0');
+  if (bad && unit != NULL)
+    argp_error (state, "error: %s: '%s' is not a number of %s (0 to %"
+                PRIu64 ")", option, arg, unit, max);
+  else if (bad)
     argp_error (state, "error: %s: '%s' is not a number from 0 to %" PRIu64,
                 option, arg, max);
   if (end != NULL)
@@ -179,7 +171,7 @@ parse_share (struct argp_state *state, const char *arg)
   const char *p = arg;
   uint64_t whole = 0, frac = 0, scale = FILL_SHARE_ONE;
   if (*p >= '0' && *p <= '9')
-    whole = parse_count (state, "--min-share", arg, 1, &p);
+    whole = parse_count (state, "--min-share", arg, 1, NULL, &p);
   else if (*p != '.')
     p = NULL;
   if (p != NULL && *p == '.')
@@ -200,7 +192,8 @@ static uint64_t
 parse_budget (struct argp_state *state, const char *arg)
 {
   const char *p;
-  uint64_t v = parse_count (state, "--budget", arg, UINT64_MAX / 10, &p);
+  uint64_t v = parse_count (state, "--budget", arg, UINT64_MAX / 10, NULL,
+                            &p);
   unsigned shift = 0;
   if (*p == 'K')
     shift = 10;
@@ -255,7 +248,8 @@ parse_opt (int key, char *arg, struct argp_state *state)
       a->gap_given = 1;
       break;
     case OPT_MAX_GAP:
-      parse_max_gap (state, arg, &a->gap.max_gap);
+      a->gap.max_gap = (uint32_t) parse_count (state, "--max-gap", arg,
+                                               UINT32_MAX, "pages", NULL);
       a->gap.explicit_gap = 1;
       a->gap_given = 1;
       break;
@@ -281,7 +275,8 @@ parse_opt (int key, char *arg, struct argp_state *state)
       break;
     case OPT_AGE:
       a->policy.age_weight = arg == NULL ? 1
-        : (uint32_t) parse_count (state, "--age", arg, UINT16_MAX, NULL);
+        : (uint32_t) parse_count (state, "--age", arg, UINT16_MAX, NULL,
+                                  NULL);
       if (a->policy.age_weight == 0)
         argp_error (state, "error: --age: the weight must be at least 1");
       a->policy_given = 1;
