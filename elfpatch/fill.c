@@ -390,7 +390,7 @@ rewrite_bitmap (const char *binary, char **traces, size_t n_traces,
   struct image img;
   int status = 1;
 
-  if (image_open (binary, 1, &img) != 0)
+  if (image_open (binary, IMAGE_UPDATE, &img) != 0)
     goto out;
   int changed = fill_image (&img, traces, n_traces, policy, gap);
   if (changed < 0)

@@ -104,7 +104,7 @@ static void
 fill_and_clear (const uint8_t *data, size_t size)
 {
   struct image img;
-  if (image_open (elf_file.path, 1, &img) == 0
+  if (image_open (elf_file.path, IMAGE_UPDATE, &img) == 0
       && trace_for (&img, data, size) == 0)
     {
       char *traces[] = { trace_file.path, trace_file.path };
