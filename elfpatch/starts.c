@@ -16,6 +16,7 @@
 #include <stdlib.h>
 
 #include "elfpatch.h"
+#include "pbitmap-symtab.h"
 
 /* Whether the file offset of ADDR in ELF, into *OFFSET, lies in the file
    contents of an executable PT_LOAD.  */
@@ -36,39 +37,41 @@ code_offset (Elf *elf, size_t phnum, uint64_t addr, uint64_t *offset)
   return 0;
 }
 
+/* The starts symtab_starts collects.  */
+struct starts
+{
+  size_t phnum;
+  uint64_t **v;
+  size_t *n, *alloc;
+};
+
+static int
+add_start (Elf *elf, const GElf_Shdr *symtab, const GElf_Sym *sym, void *arg)
+{
+  struct starts *s = arg;
+  uint64_t offset;
+  (void) symtab;
+  if ((GELF_ST_TYPE (sym->st_info) != STT_FUNC
+       && GELF_ST_TYPE (sym->st_info) != STT_GNU_IFUNC)
+      || sym->st_shndx == SHN_UNDEF || sym->st_shndx == SHN_ABS
+      || !code_offset (elf, s->phnum, sym->st_value, &offset))
+    return 0;
+  if (array_reserve ((void **) s->v, s->alloc, *s->n, sizeof **s->v) != 0)
+    return -1;
+  (*s->v)[(*s->n)++] = offset;
+  return 0;
+}
+
 /* Appends the starts of ELF's symbol table's functions to *V (*N of
-   *ALLOC).  Returns 0, or -1 (errno set).  */
+   *ALLOC).  A symbol libelf cannot read ends the list, as a missing
+   symbol table does.  Returns 0, or -1 (errno set).  */
 static int
 symtab_starts (Elf *elf, uint64_t **v, size_t *n, size_t *alloc)
 {
-  Elf_Scn *scn = NULL;
-  size_t phnum;
-  if (elf_getphdrnum (elf, &phnum) != 0)
+  struct starts s = { 0, v, n, alloc };
+  if (elf_getphdrnum (elf, &s.phnum) != 0)
     return 0;
-  while ((scn = elf_nextscn (elf, scn)) != NULL)
-    {
-      GElf_Shdr shdr;
-      Elf_Data *data;
-      if (gelf_getshdr (scn, &shdr) == NULL || shdr.sh_type != SHT_SYMTAB
-          || shdr.sh_entsize == 0 || (data = elf_getdata (scn, NULL)) == NULL)
-        continue;
-      for (size_t i = 1; i < shdr.sh_size / shdr.sh_entsize; i++)
-        {
-          GElf_Sym sym;
-          uint64_t offset;
-          if (gelf_getsym (data, (int) i, &sym) == NULL)
-            break;
-          if ((GELF_ST_TYPE (sym.st_info) != STT_FUNC
-               && GELF_ST_TYPE (sym.st_info) != STT_GNU_IFUNC)
-              || sym.st_shndx == SHN_UNDEF || sym.st_shndx == SHN_ABS
-              || !code_offset (elf, phnum, sym.st_value, &offset))
-            continue;
-          if (array_reserve ((void **) v, alloc, *n, sizeof **v) != 0)
-            return -1;
-          (*v)[(*n)++] = offset;
-        }
-    }
-  return 0;
+  return pbitmap_symtab_walk (elf, add_start, &s) == -1 ? -1 : 0;
 }
 
 int

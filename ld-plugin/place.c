@@ -23,9 +23,9 @@
  * apart, and the plain .rodata of each object whose code moves, at the
  * rank of its first listed function.  A
  * start that runs a function reads its switch tables and most of its
- * literals; in llvm-o2 these were most of the read-only pages a start
- * touched, spread over the whole of .rodata, where listing symbols could
- * not reach them.  A section that some symbol names moves only when that
+ * literals; in the llvm-o2 benchmark they are most of the read-only pages
+ * a start touches, spread over the whole of .rodata, where listing symbols
+ * cannot reach them.  A section that some symbol names moves only when that
  * name is listed.
  *
  * ld.bfd 2.40 has no interface to order sections, but it reads a linker
@@ -93,6 +93,7 @@
 
 #include <gelf.h>
 
+#include "pbitmap-symtab.h"
 #include "plugin.h"
 
 #define RANK_NONE UINT32_MAX
@@ -344,40 +345,31 @@ struct input
   const char **name;
 };
 
-/* Clears in->anonymous of each section a symbol of ELF is defined in:
- * a name an order file could list, not a section or file symbol, nor an
+/* Clears in->anonymous of the section SYM is defined in, when it is
+ * a name an order file could list: not a section or file symbol, nor an
  * assembler-local label (".L...", which clang leaves in the symbol table
  * for string literals and constants). */
+static int
+mark_named_symbol (Elf *elf, const GElf_Shdr *symtab, const GElf_Sym *sym,
+                   void *arg)
+{
+  struct input *in = arg;
+  int type = GELF_ST_TYPE (sym->st_info);
+  const char *name = elf_strptr (elf, symtab->sh_link, sym->st_name);
+
+  if (type != STT_SECTION && type != STT_FILE
+      && sym->st_shndx != SHN_UNDEF && sym->st_shndx < in->shnum
+      && name != NULL && strncmp (name, ".L", 2) != 0)
+    in->anonymous[sym->st_shndx] = false;
+  return 0;
+}
+
+/* Clears in->anonymous of each section a symbol of ELF names; false when
+ * a symbol cannot be read. */
 static bool
 mark_named (Elf *elf, struct input *in)
 {
-  Elf_Scn *scn = NULL;
-
-  while ((scn = elf_nextscn (elf, scn)) != NULL)
-    {
-      GElf_Shdr shdr;
-      Elf_Data *data;
-
-      if (gelf_getshdr (scn, &shdr) == NULL || shdr.sh_type != SHT_SYMTAB
-          || shdr.sh_entsize == 0 || (data = elf_getdata (scn, NULL)) == NULL)
-        continue;
-      for (size_t k = 1; k < shdr.sh_size / shdr.sh_entsize; k++)
-        {
-          GElf_Sym sym;
-          const char *name;
-          int type;
-
-          if (gelf_getsym (data, (int) k, &sym) == NULL)
-            return false;
-          type = GELF_ST_TYPE (sym.st_info);
-          name = elf_strptr (elf, shdr.sh_link, sym.st_name);
-          if (type != STT_SECTION && type != STT_FILE
-              && sym.st_shndx != SHN_UNDEF && sym.st_shndx < in->shnum
-              && name != NULL && strncmp (name, ".L", 2) != 0)
-            in->anonymous[sym.st_shndx] = false;
-        }
-    }
-  return true;
+  return pbitmap_symtab_walk (elf, mark_named_symbol, in) == 0;
 }
 
 static bool
