@@ -135,6 +135,16 @@ int vaddr_offset (Elf *elf, uint64_t addr, uint64_t *offset);
 /* qsort order of uint64_t values.  */
 int u64_cmp (const void *a, const void *b);
 
+/* A value and its place (index) in a list; qsort with indexed_cmp sorts
+   by value and, among equal values, by place: the order a stable sort
+   would give, which qsort does not promise.  */
+struct indexed
+{
+  uint64_t value;
+  size_t index;
+};
+int indexed_cmp (const void *a, const void *b);
+
 /* Makes room for one more element in *ARRAY of *ALLOC elements of
    ELSIZE bytes, N of them used.  Returns 0 or -1 (errno set).  */
 int array_reserve (void **array, size_t *alloc, size_t n, size_t elsize);

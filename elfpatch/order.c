@@ -505,22 +505,6 @@ listing_rank (struct listing *l, const struct fill_policy *p, uint64_t runs,
 
 /* ---- the order -------------------------------------------------------- */
 
-/* An entry on a page: an entry spanning several pages is on each.  */
-struct on_page
-{
-  uint64_t page;
-  size_t entry;
-};
-
-static int
-on_page_cmp (const void *a, const void *b)
-{
-  const struct on_page *x = a, *y = b;
-  if (x->page != y->page)
-    return x->page < y->page ? -1 : 1;
-  return x->entry < y->entry ? -1 : x->entry > y->entry;
-}
-
 /* The names in the making.  */
 struct composer
 {
@@ -531,7 +515,10 @@ struct composer
   size_t n_list;
   size_t unwritable;            /* entries placed without a name */
   int by_calls;                 /* step 1 placed the code */
-  struct on_page *pages;        /* the entries steps 2 and 3 may place */
+  struct indexed *pages;        /* the entries steps 2 and 3 may place,
+                                   by page (value) and entry (index); an
+                                   entry spanning several pages is on
+                                   each */
   size_t n_pages;
 };
 
@@ -605,10 +592,10 @@ index_pages (struct composer *c)
           if (array_reserve ((void **) &c->pages, &alloc, c->n_pages,
                              sizeof *c->pages) != 0)
             return -1;
-          c->pages[c->n_pages++] = (struct on_page) { p, i };
+          c->pages[c->n_pages++] = (struct indexed) { p, i };
         }
   if (c->n_pages > 1)
-    qsort (c->pages, c->n_pages, sizeof *c->pages, on_page_cmp);
+    qsort (c->pages, c->n_pages, sizeof *c->pages, indexed_cmp);
   return 0;
 }
 
@@ -623,13 +610,13 @@ place_order (struct composer *c, const struct listing *order)
       while (lo < hi)
         {
           size_t mid = lo + (hi - lo) / 2;
-          if (c->pages[mid].page < page)
+          if (c->pages[mid].value < page)
             lo = mid + 1;
           else
             hi = mid;
         }
-      for (; lo < c->n_pages && c->pages[lo].page == page; lo++)
-        take (c, c->pages[lo].entry);
+      for (; lo < c->n_pages && c->pages[lo].value == page; lo++)
+        take (c, c->pages[lo].index);
     }
 }
 
@@ -678,9 +665,9 @@ place_pages (struct composer *c, const unsigned char *bits,
     }
   for (size_t k = 0; k < c->n_pages; k++)
     {
-      size_t i = c->pages[k].entry;
-      if (c->done[i] || seen[i] || c->pages[k].page >= capacity
-          || !pbitmap_test (bits, c->pages[k].page))
+      size_t i = c->pages[k].index;
+      if (c->done[i] || seen[i] || c->pages[k].value >= capacity
+          || !pbitmap_test (bits, c->pages[k].value))
         continue;
       seen[i] = 1;
       cand[n] = (struct candidate) {

@@ -523,22 +523,6 @@ entry_line (struct reader *r, const struct ordered_list *l, size_t i)
   r->line = l->lines->v[lo].line;
 }
 
-/* An entry of a list and its place in it, for finding repeats.  */
-struct placed
-{
-  uint64_t value;
-  size_t index;
-};
-
-static int
-placed_cmp (const void *a, const void *b)
-{
-  const struct placed *x = a, *y = b;
-  if (x->value != y->value)
-    return x->value < y->value ? -1 : 1;
-  return x->index < y->index ? -1 : x->index > y->index;
-}
-
 /* Refuses a value that list L holds twice, naming the line of its
    earliest repeat.  */
 static int
@@ -547,15 +531,15 @@ check_repeats (struct reader *r, const struct ordered_list *l)
   size_t n = *l->n;
   if (n < 2)
     return 0;
-  struct placed *sorted = malloc (n * sizeof *sorted);
+  struct indexed *sorted = malloc (n * sizeof *sorted);
   if (sorted == NULL)
     {
       error (0, errno, "error: %s", r->path);
       return -1;
     }
   for (size_t i = 0; i < n; i++)
-    sorted[i] = (struct placed) { (*l->v)[i], i };
-  qsort (sorted, n, sizeof *sorted, placed_cmp);
+    sorted[i] = (struct indexed) { (*l->v)[i], i };
+  qsort (sorted, n, sizeof *sorted, indexed_cmp);
   size_t repeat = n;
   for (size_t i = 1; i < n; i++)
     if (sorted[i].value == sorted[i - 1].value && sorted[i].index < repeat)

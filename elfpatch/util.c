@@ -126,6 +126,15 @@ u64_cmp (const void *a, const void *b)
 }
 
 int
+indexed_cmp (const void *a, const void *b)
+{
+  const struct indexed *x = a, *y = b;
+  if (x->value != y->value)
+    return x->value < y->value ? -1 : 1;
+  return x->index < y->index ? -1 : x->index > y->index;
+}
+
+int
 vaddr_offset (Elf *elf, uint64_t addr, uint64_t *offset)
 {
   size_t phnum;
