@@ -98,8 +98,8 @@
 /* The reader chooses the gap for the device it reads the file from
    (include/pbitmap-plan.h); max_gap holds PBITMAP_GAP_UNKNOWN, for readers
    that do not know this flag.  Without it max_gap is pinned: the reader
-   uses it as it is (every fill before this flag, and --device or
-   --max-gap).  */
+   uses it as it is (a fill with --device or --max-gap, and a bitmap
+   written by an elfpatch that does not know this flag).  */
 #define PBITMAP_F_GAP_AUTO 0x2u
 
 /* Field offsets from the region start; see the table above. */

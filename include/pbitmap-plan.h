@@ -24,10 +24,10 @@
  * For a fixed longest span that greedy rule gives the fewest chunks that
  * cover the marked pages (a chunk that started any later would leave its
  * first page to another chunk), and no chunk begins or ends in a gap.
- * Cutting merged runs into 512 KiB pieces from their start, as an earlier
- * version did, reads gap pages at the pieces' ends and needs up to one
- * chunk more per merged run: ~12% more bytes and ~4% more reads on a large
- * program's bitmap at the hdd profile's max_gap.
+ * Cutting merged runs into 512 KiB pieces from their start instead would
+ * read gap pages at the pieces' ends and need up to one chunk more per
+ * merged run: ~12% more bytes and ~4% more reads on a large program's
+ * bitmap at the hdd profile's max_gap.
  *
  * This header is freestanding (the runtime has no C library state): plain
  * C, no allocation, the caller's EMIT function receives each chunk.
