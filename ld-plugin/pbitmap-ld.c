@@ -4,7 +4,7 @@
  * -plugin option (so ours would replace GCC's LTO plugin), and lld runs
  * none at all.  pbitmap-ld stands where the compiler driver expects the
  * linker and does, around the real linker, what the plugin does inside
- * ld.bfd and gold, with the same code (reserve.c, patch.c):
+ * ld.bfd and gold, with the same code (policy.c, reserve.c, patch.c):
  *
  *   1. It writes the region object for the link's target (reserve.c) and
  *      appends it and the runtime object to the linker's arguments.
@@ -27,20 +27,22 @@
  *
  * The capacity must be fixed before the link, but which archive members
  * the link loads is only known after it.  So the first link gets a
- * capacity estimated from the object files named on the command line;
- * when the image turns out larger, the link runs once more with a
- * capacity for the image it made.  Both are functions of the inputs, so
- * the output is reproducible.
+ * capacity estimated, as the plugin estimates it (policy.c), from the
+ * object files named on the command line; when the image turns out
+ * larger, the link runs once more with a capacity for the image it made.
+ * Both are functions of the inputs, so the output is reproducible.
  *
  * Which linker is real: --pbitmap-ld=PROG, else $PBITMAP_LD, else the
  * name pbitmap-ld was called by when it is ld.NAME (a symlink ld.mold or
  * ld.lld in a directory given to gcc -B selects mold or lld with
  * -fuse-ld=mold or -fuse-ld=lld), else ld.  It is looked up in PATH,
- * skipping pbitmap-ld itself.  Options of its own, all removed before
- * the real linker sees the arguments (pass them with -Wl,):
- * --pbitmap-ld=PROG, --pbitmap-runtime-dir=DIR, --pbitmap-capacity=PAGES,
- * --pbitmap-no-runtime, --pbitmap-order=FILE, --pbitmap-quiet,
- * --pbitmap-verbose.  Relocatable links (-r) and
+ * skipping pbitmap-ld itself.  gold needs the spare note (reserve.c)
+ * under pbitmap-ld too; a linker is gold when its --version says so
+ * ("GNU gold ..."), whatever its name.  Options, all removed before the
+ * real linker sees the arguments (pass them with -Wl,): --pbitmap-ld=PROG
+ * and the link policy's (policy.c) as --pbitmap-NAME: runtime-dir=DIR,
+ * no-runtime, capacity=PAGES, hook=entry|preinit, order=FILE, verbose,
+ * quiet; order=FILE also as the plugin takes it.  Relocatable links (-r) and
  * queries (--version, --help) go to the real linker untouched.  Response
  * files (@FILE) are passed on but not read: options in them are not seen
  * here.
@@ -62,48 +64,31 @@
 
 #include "pbitmap-format.h"
 #include "plugin.h"
+#include "policy.h"
 
-#ifndef PBITMAP_RUNTIME_DIR
-# error "PBITMAP_RUNTIME_DIR must name the directory of the runtime objects"
-#endif
+#define OWN_PREFIX "--pbitmap-"
 
-#define RUNTIME_EXEC "pbitmap-rt.o"
-#define RUNTIME_SHARED "pbitmap-rt-shared.o"
-
-enum output_kind { OUT_EXEC, OUT_PIE, OUT_SHARED, OUT_RELOCATABLE };
-
-/* What the command line says. */
+/* What the command line says besides the options. */
 struct link
 {
   char **args;                  /* the real linker's, NULL-terminated */
   size_t nargs;
   const char *linker;           /* as asked for */
-  const char *runtime_dir;
   const char *output;
-  enum output_kind kind;
   bool query;                   /* --version, --help, -v: no output */
-  bool no_runtime;
-  bool verbose;
-  bool quiet;                   /* no warnings, no order summary */
-  const char *order_path;       /* the order file, if any */
-  uint64_t capacity;            /* 0: estimate */
-  uint64_t input_bytes;
-  bool target_seen;
-  struct reserve_target target;
 };
 
-static bool failed;
-static bool quiet;
+/* The options and the link's kind, and the estimate of its image. */
+static struct link_policy policy;
+static struct link_estimate estimate;
 
 void
 plugin_message (enum ld_plugin_level level, const char *fmt, ...)
 {
   va_list ap;
 
-  if (level == LDPL_WARNING && quiet)
+  if (level == LDPL_WARNING && policy.quiet)
     return;
-  if (level == LDPL_FATAL || level == LDPL_ERROR)
-    failed = true;
   fprintf (stderr, "pbitmap-ld: %s", level == LDPL_WARNING ? "warning: "
            : level == LDPL_INFO ? "" : "error: ");
   va_start (ap, fmt);
@@ -120,75 +105,46 @@ has_prefix (const char *s, const char *prefix)
   return strncmp (s, prefix, strlen (prefix)) == 0;
 }
 
-/* The order file ARG names, in pbitmap-ld's spelling or the plugin's, or
- * NULL. */
-static const char *
-order_option (const char *arg)
-{
-  static const char *const prefix[] = {
-    "--pbitmap-order=", "-plugin-opt=order=", "--plugin-opt=order="
-  };
-
-  for (size_t i = 0; i < sizeof prefix / sizeof *prefix; i++)
-    if (has_prefix (arg, prefix[i]))
-      return arg + strlen (prefix[i]);
-  return NULL;
-}
-
-/* The order file PATH, given by the option ARG. */
+/* Takes the policy's option OPT, given as ARG: the process ends on an
+ * error. */
 static void
-set_order (struct link *l, const char *arg, const char *path)
+take_option (const char *opt, const char *arg)
 {
-  if (*path == '\0')
+  switch (policy_option (&policy, opt, arg))
     {
-      plugin_message (LDPL_FATAL, "%s needs an order file", arg);
+    case 1:
+      return;
+    case 0:
+      policy_unknown_option (&policy, arg, OWN_PREFIX "ld=PROG");
+      /* Fall through. */
+    default:
       exit (1);
     }
-  l->order_path = path;
 }
 
-/* Takes pbitmap-ld's own option ARG; returns false for any other. */
+/* Takes pbitmap-ld's own option ARG, or the plugin's spelling of order=
+ * in one argument; returns false for any other. */
 static bool
 own_option (struct link *l, const char *arg)
 {
-  const char *order = order_option (arg);
-  char *end;
+  static const char *const plugin_order[] = {
+    "-plugin-opt=order=", "--plugin-opt=order="
+  };
 
-  if (has_prefix (arg, "--pbitmap-ld="))
-    l->linker = arg + 13;
-  else if (has_prefix (arg, "--pbitmap-runtime-dir="))
-    l->runtime_dir = arg + 22;
-  else if (strcmp (arg, "--pbitmap-no-runtime") == 0)
-    l->no_runtime = true;
-  else if (strcmp (arg, "--pbitmap-verbose") == 0)
-    l->verbose = true;
-  else if (strcmp (arg, "--pbitmap-quiet") == 0)
-    l->quiet = quiet = true;
-  else if (order != NULL)
-    set_order (l, arg, order);
-  else if (has_prefix (arg, "--pbitmap-capacity="))
-    {
-      errno = 0;
-      l->capacity = strtoull (arg + 19, &end, 10);
-      if (arg[19] < '0' || arg[19] > '9' || errno != 0 || *end != '\0'
-          || l->capacity == 0 || l->capacity > RESERVE_CAPACITY_MAX)
-        {
-          plugin_message (LDPL_FATAL, "%s: not a page count between 1 and "
-                          "%" PRIu64, arg, RESERVE_CAPACITY_MAX);
-          exit (1);
-        }
-    }
-  else if (has_prefix (arg, "--pbitmap-"))
-    {
-      plugin_message (LDPL_FATAL, "unknown option '%s' (known: "
-                      "--pbitmap-ld=PROG, --pbitmap-runtime-dir=DIR, "
-                      "--pbitmap-capacity=PAGES, --pbitmap-no-runtime, "
-                      "--pbitmap-order=FILE, --pbitmap-quiet, "
-                      "--pbitmap-verbose)", arg);
-      exit (1);
-    }
+  if (has_prefix (arg, OWN_PREFIX "ld="))
+    l->linker = arg + strlen (OWN_PREFIX "ld=");
+  else if (has_prefix (arg, OWN_PREFIX))
+    take_option (arg + strlen (OWN_PREFIX), arg);
   else
-    return false;
+    {
+      for (size_t i = 0; i < sizeof plugin_order / sizeof *plugin_order; i++)
+        if (has_prefix (arg, plugin_order[i]))
+          {
+            take_option (strchr (arg, '=') + 1, arg);
+            return true;
+          }
+      return false;
+    }
   return true;
 }
 
@@ -214,37 +170,18 @@ takes_value (const char *arg)
   return false;
 }
 
-/* An input file the link will certainly load: adds its size to the
- * estimate and takes the link's target from the first ELF relocatable
- * object.  Archives and shared libraries are left out (only part of an
- * archive is loaded; a library is not part of the image). */
+/* An input file the link will certainly load: counts it in the estimate,
+ * as the plugin counts what claim_file offers it (policy.c). */
 static void
-size_input (struct link *l, const char *path)
+size_input (const char *path)
 {
   int fd = open (path, O_RDONLY | O_CLOEXEC);
   struct stat st;
-  Elf *elf;
-  GElf_Ehdr ehdr;
 
   if (fd < 0)
     return;
-  if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode))
-    {
-      close (fd);
-      return;
-    }
-  elf = elf_begin (fd, ELF_C_READ, NULL);
-  if (elf == NULL || elf_kind (elf) == ELF_K_NONE)
-    l->input_bytes += st.st_size;   /* LTO bitcode, linker scripts */
-  else if (elf_kind (elf) == ELF_K_ELF && gelf_getehdr (elf, &ehdr) != NULL
-           && ehdr.e_type == ET_REL)
-    {
-      l->input_bytes += st.st_size;
-      if (!l->target_seen)
-        reserve_target_of (&ehdr, &l->target);
-      l->target_seen = true;
-    }
-  elf_end (elf);
+  if (fstat (fd, &st) == 0 && S_ISREG (st.st_mode))
+    estimate_input (&estimate, fd, 0, st.st_size, NULL, NULL);
   close (fd);
 }
 
@@ -267,20 +204,20 @@ scan_argument (struct link *l, char *const *argv, int i, bool *skip)
     *skip = argv[i + 1] != NULL;
   else if (strcmp (arg, "-shared") == 0 || strcmp (arg, "--shared") == 0
            || strcmp (arg, "-Bshareable") == 0)
-    l->kind = OUT_SHARED;
+    policy.output = LDPO_DYN;
   else if ((strcmp (arg, "-pie") == 0 || strcmp (arg, "--pie") == 0
             || strcmp (arg, "--pic-executable") == 0)
-           && l->kind != OUT_SHARED)
-    l->kind = OUT_PIE;
+           && policy.output != LDPO_DYN)
+    policy.output = LDPO_PIE;
   else if (strcmp (arg, "-no-pie") == 0 || strcmp (arg, "--no-pie") == 0)
-    l->kind = l->kind == OUT_PIE ? OUT_EXEC : l->kind;
+    policy.output = policy.output == LDPO_PIE ? LDPO_EXEC : policy.output;
   else if (strcmp (arg, "-r") == 0 || strcmp (arg, "--relocatable") == 0
            || strcmp (arg, "-Ur") == 0 || strcmp (arg, "-i") == 0)
-    l->kind = OUT_RELOCATABLE;
+    policy.output = LDPO_REL;
   else if (strcmp (arg, "--version") == 0 || strcmp (arg, "--help") == 0)
     l->query = true;
   else if (arg[0] != '-' && arg[0] != '@')
-    size_input (l, arg);
+    size_input (arg);
 }
 
 static void
@@ -307,7 +244,7 @@ parse_command_line (struct link *l, int argc, char **argv)
           && (strcmp (argv[i], "-plugin-opt") == 0
               || strcmp (argv[i], "--plugin-opt") == 0))
         {
-          set_order (l, argv[i + 1], argv[i + 1] + 6);
+          take_option (argv[i + 1], argv[i + 1]);
           i++;
           continue;
         }
@@ -407,154 +344,10 @@ run (char **args)
   return 128 + WTERMSIG (status);
 }
 
-/* ---- the link with a region ------------------------------------------- */
-
-static enum reserve_link
-region_link (const struct link *l)
-{
-  if (l->no_runtime)
-    return RESERVE_LINK_NONE;
-  return l->kind == OUT_SHARED ? RESERVE_LINK_MARK : RESERVE_LINK_ENTRY;
-}
-
-/* Writes the region object for CAPACITY pages; *PATH names it. */
-static int
-write_region (const struct link *l, const char *linker, uint64_t capacity,
-              char **path)
-{
-  int fd = reserve_create_file (".o", path);
-  int status;
-
-  if (fd < 0)
-    return -1;
-  /* gold, under pbitmap-ld too, needs the spare program header. */
-  status = reserve_write_object (fd, *path, &l->target, capacity,
-                                 region_link (l),
-                                 strstr (linker, "gold") != NULL);
-  if (close (fd) != 0 && status == 0)
-    {
-      plugin_message (LDPL_FATAL, "%s: %s", *path, strerror (errno));
-      status = -1;
-    }
-  return status;
-}
-
+/* What LINKER OPTION (--help, --version) prints on standard output, to
+ * be freed, or NULL. */
 static char *
-runtime_path (const struct link *l)
-{
-  char *path;
-
-  if (asprintf (&path, "%s/%s", l->runtime_dir,
-                l->kind == OUT_SHARED ? RUNTIME_SHARED : RUNTIME_EXEC) < 0)
-    return NULL;
-  if (access (path, R_OK) != 0)
-    {
-      plugin_message (LDPL_FATAL, "runtime object %s: %s (set "
-                      "--pbitmap-runtime-dir=DIR, or --pbitmap-no-runtime "
-                      "to reserve the region only)", path, strerror (errno));
-      free (path);
-      return NULL;
-    }
-  return path;
-}
-
-/* One link with a region of CAPACITY pages, patched afterwards.  Returns
- * the linker's status, or 1 when pbitmap-ld failed. */
-static int
-link_once (struct link *l, const char *linker, uint64_t capacity,
-           struct patch_outcome *outcome)
-{
-  char *region = NULL, *runtime = NULL;
-  size_t n = l->nargs;
-  int status = 1;
-
-  if (write_region (l, linker, capacity, &region) != 0
-      || (!l->no_runtime && (runtime = runtime_path (l)) == NULL))
-    goto out;
-  l->args[n] = region;
-  l->args[n + 1] = runtime;
-  l->args[n + 2] = NULL;
-  status = run (l->args);
-  l->args[n] = NULL;
-  if (status != 0)
-    goto out;
-  switch (patch_output (l->output, l->kind != OUT_SHARED && !l->no_runtime,
-                        true, outcome))
-    {
-    case PATCH_DONE:
-      break;
-    case PATCH_NO_OUTPUT:
-      plugin_message (LDPL_FATAL, "%s: the linker wrote no output",
-                      l->output);
-      status = 1;
-      break;
-    default:
-      status = 1;
-    }
- out:
-  if (region != NULL)
-    unlink (region);
-  free (region);
-  free (runtime);
-  return status;
-}
-
-static const char *
-kind_name (enum output_kind kind)
-{
-  switch (kind)
-    {
-    case OUT_EXEC: return "executable";
-    case OUT_PIE: return "PIE";
-    default: return "shared library";
-    }
-}
-
-static int
-link_with_region (struct link *l, const char *linker)
-{
-  uint64_t capacity = (l->capacity != 0 ? l->capacity
-                       : reserve_capacity_for (l->input_bytes));
-  struct patch_outcome outcome;
-  int status;
-
-  if (!l->target_seen)
-    reserve_default_target (&l->target);
-  status = link_once (l, linker, capacity, &outcome);
-  if (status == 0 && l->capacity == 0 && outcome.image_pages > capacity)
-    {
-      /* The archives added more than the objects showed. */
-      if (l->verbose)
-        plugin_message (LDPL_INFO, "%s: the image has %" PRIu64 " pages, "
-                        "more than the estimate of %" PRIu64 ": linking "
-                        "again", l->output, outcome.image_pages, capacity);
-      capacity = reserve_capacity_for (outcome.image_pages
-                                       * PBITMAP_PAGE_SIZE);
-      status = link_once (l, linker, capacity, &outcome);
-    }
-  if (status != 0)
-    return status;
-  if (outcome.image_pages > capacity)
-    plugin_message (LDPL_WARNING, "%s: the image has %" PRIu64 " pages but "
-                    "the bitmap describes only %" PRIu64, l->output,
-                    outcome.image_pages, capacity);
-  if (outcome.entry == ENTRY_NOT_FOUND)
-    plugin_message (LDPL_WARNING, "%s: static executable, but the runtime's "
-                    "entry slot was not found; the prefetch runs from "
-                    ".preinit_array instead", l->output);
-  if (l->verbose)
-    plugin_message (LDPL_INFO, "%s: %s linked by %s: capacity %" PRIu64
-                    " pages, region %s", l->output, kind_name (l->kind),
-                    linker, capacity, outcome.in_shared_note
-                    ? "a note in a shared PT_NOTE" : "PT_PRESENT_BITMAP");
-  return 0;
-}
-
-/* ---- the order ---------------------------------------------------------- */
-
-/* What LINKER --help prints on standard output, to be freed, or NULL. */
-static char *
-linker_help (const char *linker)
+linker_says (const char *linker, const char *option)
 {
   char *text = NULL;
   size_t size = 0;
@@ -577,7 +370,7 @@ linker_help (const char *linker)
       dup2 (fds[1], STDOUT_FILENO);
       if (null >= 0)
         dup2 (null, STDERR_FILENO);
-      execl (linker, linker, "--help", (char *) NULL);
+      execl (linker, linker, option, (char *) NULL);
       _exit (127);
     }
   close (fds[1]);
@@ -597,6 +390,93 @@ linker_help (const char *linker)
   fclose (out);
   return text;
 }
+
+/* Whether LINKER is gold, by its own word: gold's --version starts with
+ * "GNU gold", and no other linker's does. */
+static bool
+is_gold (const char *linker)
+{
+  char *version = linker_says (linker, "--version");
+  bool gold = version != NULL && has_prefix (version, "GNU gold");
+
+  free (version);
+  return gold;
+}
+
+/* ---- the link with a region ------------------------------------------- */
+
+/* One link with a region of CAPACITY pages, patched afterwards.  Returns
+ * the linker's status, or 1 when pbitmap-ld failed. */
+static int
+link_once (struct link *l, uint64_t capacity, struct patch_outcome *outcome)
+{
+  char *region = NULL, *runtime = NULL;
+  size_t n = l->nargs;
+  int status = 1;
+
+  if (policy_write_region (&policy, estimate_target (&estimate), capacity,
+                           &region) != 0
+      || policy_runtime (&policy, &runtime) != 0)
+    goto out;
+  l->args[n] = region;
+  l->args[n + 1] = runtime;
+  l->args[n + 2] = NULL;
+  status = run (l->args);
+  l->args[n] = NULL;
+  if (status != 0)
+    goto out;
+  switch (patch_output (l->output, policy_redirect_entry (&policy), true,
+                        outcome))
+    {
+    case PATCH_DONE:
+      break;
+    case PATCH_NO_OUTPUT:
+      plugin_message (LDPL_FATAL, "%s: the linker wrote no output",
+                      l->output);
+      status = 1;
+      break;
+    default:
+      status = 1;
+    }
+ out:
+  if (region != NULL)
+    unlink (region);
+  free (region);
+  free (runtime);
+  return status;
+}
+
+static int
+link_with_region (struct link *l, const char *linker)
+{
+  uint64_t capacity = policy_capacity (&policy, &estimate);
+  struct patch_outcome outcome;
+  int status;
+
+  status = link_once (l, capacity, &outcome);
+  if (status == 0 && policy.capacity == 0 && outcome.image_pages > capacity)
+    {
+      /* The archives added more than the objects showed. */
+      if (policy.verbose)
+        plugin_message (LDPL_INFO, "%s: the image has %" PRIu64 " pages, "
+                        "more than the estimate of %" PRIu64 ": linking "
+                        "again", l->output, outcome.image_pages, capacity);
+      capacity = policy_capacity_for (outcome.image_pages
+                                      * PBITMAP_PAGE_SIZE);
+      status = link_once (l, capacity, &outcome);
+    }
+  if (status != 0)
+    return status;
+  policy_report_output (&policy, l->output, capacity, &outcome);
+  if (policy.verbose)
+    plugin_message (LDPL_INFO, "%s: %s linked by %s: capacity %" PRIu64
+                    " pages, region %s", l->output, policy_output_kind (&policy),
+                    linker, capacity, outcome.in_shared_note
+                    ? "a note in a shared PT_NOTE" : "PT_PRESENT_BITMAP");
+  return 0;
+}
+
+/* ---- the order ---------------------------------------------------------- */
 
 /* Whether the help text HELP lists OPTION as an option of its own. */
 static bool
@@ -618,7 +498,7 @@ static int
 pass_order (struct link *l, const struct order *o, const char *linker,
             char **path, char **option)
 {
-  char *help = linker_help (linker);
+  char *help = linker_says (linker, "--help");
   const char *base = strrchr (linker, '/');
   int fd;
 
@@ -662,13 +542,13 @@ link_in_order (struct link *l, const char *linker)
   char *names = NULL, *option = NULL;
   int status;
 
-  if (l->order_path == NULL)
+  if (policy.order == NULL)
     return link_with_region (l, linker);
-  if (order_read (l->order_path, &o) != 0)
+  if (order_read (policy.order, &o) != 0)
     return 1;
   status = pass_order (l, &o, linker, &names, &option) != 0 ? 1
            : link_with_region (l, linker);
-  if (status == 0 && option != NULL && !l->quiet)
+  if (status == 0 && option != NULL && !policy.quiet)
     order_report (&o, l->output);
   if (names != NULL)
     unlink (names);
@@ -681,7 +561,7 @@ link_in_order (struct link *l, const char *linker)
 int
 main (int argc, char **argv)
 {
-  struct link l = { .runtime_dir = PBITMAP_RUNTIME_DIR, .kind = OUT_EXEC };
+  struct link l = { 0 };
   const char *name;
   char *linker;
   int status;
@@ -691,6 +571,7 @@ main (int argc, char **argv)
       plugin_message (LDPL_FATAL, "libelf: %s", elf_errmsg (-1));
       return 1;
     }
+  policy_init (&policy, OWN_PREFIX, OWN_PREFIX);
   parse_command_line (&l, argc, argv);
   name = linker_name (&l, argv[0]);
   linker = find_linker (name);
@@ -701,13 +582,14 @@ main (int argc, char **argv)
       return 1;
     }
   l.args[0] = linker;
-  if (l.query || l.kind == OUT_RELOCATABLE)
+  if (l.query || policy.output == LDPO_REL)
     {
       execv (linker, l.args);
       plugin_message (LDPL_FATAL, "cannot run %s: %s", linker,
                       strerror (errno));
       return 127;
     }
+  policy.gold = is_gold (linker);
   status = link_in_order (&l, linker);
   free (linker);
   free (l.args);

@@ -1,11 +1,13 @@
-/* plugin.h: what the three files of the pbitmap linker plugin share.
+/* plugin.h: what the files of the pbitmap linker plugin share.
  *
- * plugin.c talks to the linker (onload and the hooks) and sizes the image
- * from the inputs; reserve.c writes the relocatable object that carries
- * the region; patch.c turns the region's PT_NOTE into PT_PRESENT_BITMAP
- * once the linker has written the output.  Both helpers report through
- * plugin_message, which goes to the linker's own message hook, and return
- * -1 after reporting; the hook then decides what the failure means.
+ * plugin.c talks to the linker (onload and the hooks); policy.c decides,
+ * for the plugin and pbitmap-ld alike, what a link gets and how large its
+ * region is (policy.h); reserve.c writes the relocatable object that
+ * carries the region; patch.c turns the region's PT_NOTE into
+ * PT_PRESENT_BITMAP once the linker has written the output.  The helpers
+ * report through plugin_message, which goes to the linker's own message
+ * hook (to stderr in pbitmap-ld), and return -1 after reporting; the
+ * caller then decides what the failure means.
  */
 #ifndef PBITMAP_LD_PLUGIN_H
 #define PBITMAP_LD_PLUGIN_H
@@ -67,21 +69,6 @@ int reserve_write_object (int fd, const char *path,
                           const struct reserve_target *target,
                           uint64_t capacity, enum reserve_link link,
                           bool spare);
-
-/* A bitmap of this many pages describes a 64 TiB image; beyond it a
- * capacity is a typo, not a program. */
-#define RESERVE_CAPACITY_MAX (UINT64_C (1) << 34)
-
-/* The capacity for an image estimated at BYTES: a quarter more for
- * alignment and linker-made sections, plus 16 pages, rounded up to a
- * multiple of 128 pages. */
-uint64_t reserve_capacity_for (uint64_t bytes);
-
-/* An IR object (LTO) carries no machine code yet; what it will become is
- * estimated as this many times its size.  Measured: about 0.7-0.9 times
- * with GCC 12 at -O0 and -O1 (compressed IR); overestimating costs 32
- * bytes of region per MiB. */
-#define LTO_GROWTH 4
 
 /* lto.c: the bytes of the IR objects the LTO plugin claimed before
  * pbitmap's plugin could see them, as its resolution file lists them;

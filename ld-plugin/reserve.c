@@ -94,11 +94,6 @@ static const char strtab[] =
 #define SYM_REGION 1
 #define SYM_TARGET 2            /* the relocation's: slot or mark */
 
-/* Slack for what no input shows: linker-made sections, headers and
- * padding between segments. */
-#define SLACK_PAGES 16
-#define CAPACITY_ROUND 128
-
 #ifndef R_X86_64_PC64
 # define R_X86_64_PC64 24
 #endif
@@ -399,17 +394,6 @@ reserve_write_object (int fd, const char *path,
 }
 
 /* What the plugin and pbitmap-ld share besides the object itself. */
-
-uint64_t
-reserve_capacity_for (uint64_t bytes)
-{
-  uint64_t grown = bytes > UINT64_MAX / 5 * 4 ? UINT64_MAX : bytes + bytes / 4;
-  uint64_t pages = (grown / PBITMAP_PAGE_SIZE
-                    + (grown % PBITMAP_PAGE_SIZE != 0) + SLACK_PAGES);
-
-  pages = (pages + CAPACITY_ROUND - 1) / CAPACITY_ROUND * CAPACITY_ROUND;
-  return pages > RESERVE_CAPACITY_MAX ? RESERVE_CAPACITY_MAX : pages;
-}
 
 void
 reserve_target_of (const GElf_Ehdr *ehdr, struct reserve_target *t)
