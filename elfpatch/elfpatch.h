@@ -38,6 +38,10 @@ void elfpatch_warn (const char *fmt, ...)
 void elfpatch_note (const char *fmt, ...)
   __attribute__ ((format (printf, 1, 2)));
 
+/* The first bytes, up to SIZE, of PATH into BUF: how many, or -1 when
+   PATH is no regular file that can be read (a FIFO is not opened for
+   good, so it cannot block).  */
+ssize_t read_head (const char *path, char *buf, size_t size);
 /* Reads LEN bytes at OFFSET from BUF or, when BUF is null, from FD.
    Returns 0, or -1 with errno set.  */
 int read_at (const unsigned char *buf, int fd, uint64_t offset, void *out,
@@ -196,6 +200,9 @@ int trace_read (const char *path, struct trace *t);
 int trace_read_for (const char *path, const struct identity *keep,
                     struct trace *t);
 int trace_write (const char *path, const struct trace *t);
+/* Whether PATH reads as a trace (its first statement is
+   'pbitmap-trace'); what --fill tells its traces from its files by.  */
+int trace_sniff (const char *path);
 void trace_free (struct trace *t);
 struct trace_block *trace_add_block (struct trace *t, const char *path);
 int trace_block_add_range (struct trace_block *b, uint64_t first,
@@ -473,7 +480,19 @@ int fill_image (struct image *img, char **traces, size_t n_traces,
                 const struct fill_policy *policy, const struct gap_choice *gap);
 /* Reads `perf script' output INPUT into the trace OUTPUT (import.c).  */
 int import_perf_command (const char *input, const char *output);
-int fill_command (char **traces, size_t n_traces, const char *binary,
+/* Fills BINARY from TRACES (fill.c): fill_image between image_open and
+   update_write_back.  Returns 0, or -1 after a message.  */
+int fill_binary (const char *binary, char **traces, size_t n_traces,
+                 const struct fill_policy *policy,
+                 const struct gap_choice *gap);
+/* How many of the N_ARGS arguments ARGS of --fill or --show --traces
+   are traces (fill-many.c): the first, and those after it that read as
+   traces, up to the first that does not (a file).  */
+size_t trace_args (char **args, size_t n_args);
+/* --fill TRACE... [FILE...] (fill-many.c): ARGS are the traces, then the
+   files to fill; without files, every file the traces name that has a
+   region.  Returns the exit status.  */
+int fill_command (char **args, size_t n_args,
                   const struct fill_policy *policy,
                   const struct gap_choice *gap);
 /* Writes to OUTPUT the names of BINARY's code and read-only data that

@@ -382,7 +382,7 @@ out:
 }
 
 /* Opens BINARY for an update, replaces its bitmap (fill_image) and writes
-   it back if that changed anything.  */
+   it back if that changed anything.  Returns the exit status.  */
 static int
 rewrite_bitmap (const char *binary, char **traces, size_t n_traces,
                 const struct fill_policy *policy, const struct gap_choice *gap)
@@ -409,10 +409,10 @@ out:
 }
 
 int
-fill_command (char **traces, size_t n_traces, const char *binary,
-              const struct fill_policy *policy, const struct gap_choice *gap)
+fill_binary (const char *binary, char **traces, size_t n_traces,
+             const struct fill_policy *policy, const struct gap_choice *gap)
 {
-  return rewrite_bitmap (binary, traces, n_traces, policy, gap);
+  return rewrite_bitmap (binary, traces, n_traces, policy, gap) == 0 ? 0 : -1;
 }
 
 int

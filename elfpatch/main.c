@@ -43,9 +43,9 @@ static const struct argp_option options[] =
   { "record", OPT_RECORD, NULL, 0,
     "Run PROG once and write the file pages it used to TRACE", 1 },
   { "fill", OPT_FILL, NULL, 0,
-    "Set BINARY's bitmap from the traces recorded for this build of "
-    "BINARY (by default a page is set when at least a quarter of them "
-    "have it)", 1 },
+    "Set the bitmap of each FILE from the traces recorded for its build "
+    "(by default a page is set when at least a quarter of them have it); "
+    "without FILE, of every file the traces name that has a region", 1 },
   { "order", OPT_ORDER, NULL, 0,
     "Write to ORDERFILE the functions and read-only data of BINARY that "
     "the traces used, in the order they used them, for BINARY's next link "
@@ -365,9 +365,8 @@ parse_opt (int key, char *arg, struct argp_state *state)
           if (a->mode == MODE_RECORD && a->output == NULL)
             argp_error (state, "error: --record needs -o TRACE");
         }
-      else if (a->mode == MODE_FILL && a->n_args < 2)
-        argp_error (state, "error: --fill needs one or more traces and a "
-                    "binary");
+      else if (a->mode == MODE_FILL && a->n_args < 1)
+        argp_error (state, "error: --fill needs one or more traces");
       else if (a->mode == MODE_ORDER && (a->n_args < 2 || a->output == NULL))
         argp_error (state, "error: --order needs one or more traces, a "
                     "binary and -o ORDERFILE");
@@ -393,7 +392,7 @@ parse_opt (int key, char *arg, struct argp_state *state)
 
 static const char args_doc[] =
   "--record -o TRACE [--] PROG [ARG...]\n"
-  "--fill TRACE... BINARY\n"
+  "--fill TRACE... [FILE...]\n"
   "--order TRACE... BINARY -o ORDERFILE\n"
   "--show [--traces TRACE...] BINARY\n"
   "--clear BINARY\n"
@@ -436,8 +435,7 @@ main (int argc, char **argv)
       status = record_command (a.prog_argv, a.output, &a.record);
       break;
     case MODE_FILL:
-      status = fill_command (a.args, a.n_args - 1, a.args[a.n_args - 1],
-                             &a.policy, &a.gap);
+      status = fill_command (a.args, a.n_args, &a.policy, &a.gap);
       break;
     case MODE_ORDER:
       /* The order is for a relink, which can fix the capacity: pages

@@ -1009,3 +1009,28 @@ trace_write (const char *path, const struct trace *t)
     }
   return 0;
 }
+
+/* Whether PATH reads as a trace: its first line that is not blank or a
+   comment (within the first few KiB) starts with 'pbitmap-trace '.  An
+   ELF file, a script or a file that cannot be read does not.  */
+int
+trace_sniff (const char *path)
+{
+  char buf[8192];
+  ssize_t got = read_head (path, buf, sizeof buf - 1);
+  if (got < 0)
+    return 0;
+  size_t len = (size_t) got;
+  buf[len] = '\0';
+  static const char magic[] = "pbitmap-trace ";
+  for (const char *line = buf; line < buf + len;)
+    {
+      const char *nl = memchr (line, '\n', (size_t) (buf + len - line));
+      if (*line != '\n' && *line != '#')
+        return strncmp (line, magic, sizeof magic - 1) == 0;
+      if (nl == NULL)
+        return 0;
+      line = nl + 1;
+    }
+  return 0;
+}

@@ -9,6 +9,7 @@
  */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -209,4 +210,26 @@ elfpatch_note (const char *fmt, ...)
   va_start (ap, fmt);
   vmessage ("", fmt, ap);
   va_end (ap);
+}
+
+ssize_t
+read_head (const char *path, char *buf, size_t size)
+{
+  struct stat st;
+  int fd = open (path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  ssize_t got = -1;
+  if (fstat (fd, &st) == 0 && S_ISREG (st.st_mode))
+    {
+      size_t done = 0;
+      ssize_t n = 0;
+      while (done < size
+             && ((n = read (fd, buf + done, size - done)) > 0
+                 || (n < 0 && errno == EINTR)))
+        done += n > 0 ? (size_t) n : 0;
+      got = n < 0 ? -1 : (ssize_t) done;
+    }
+  close (fd);
+  return got;
 }
