@@ -17,6 +17,7 @@
 #define ELFPATCH_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -200,6 +201,8 @@ int trace_read (const char *path, struct trace *t);
 int trace_read_for (const char *path, const struct identity *keep,
                     struct trace *t);
 int trace_write (const char *path, const struct trace *t);
+/* Writes T to F; errors show in ferror (F).  */
+void trace_print (FILE *f, const struct trace *t);
 /* Whether PATH reads as a trace (its first statement is
    'pbitmap-trace'); what --fill tells its traces from its files by.  */
 int trace_sniff (const char *path);
@@ -345,6 +348,8 @@ struct mapped_file
   size_t n_pages, alloc;
   struct file_code *code;       /* its code as watch.c saw it run, or null */
   int captured;                 /* a capture found it mapped */
+  int has_region;               /* a valid bitmap region (set with its
+                                   block) */
 };
 
 /* The files of one recording (record.c).  */
@@ -468,7 +473,10 @@ void watch_file_free (struct mapped_file *f);
 void watch_count (const struct mapped_file *f, const struct trace_block *b,
                   uint64_t count[3]);
 
-/* The commands.  Each returns the exit status.  */
+/* The commands.  Each returns the exit status.  --record exits with
+   RECORD_PROG_FAILED when it wrote the trace of a program that exited
+   with another status than 0 or was killed.  */
+#define RECORD_PROG_FAILED 2
 int record_command (char **argv, const char *output,
                     const struct record_options *opt);
 /* The bitmap of IMG replaced in its buffer: from the blocks of TRACES
@@ -508,6 +516,10 @@ int resync_command (const char *binary);
 /* Prefetches PROG and its libraries, then execs it; returns only on
    failure, with the shell's status (127 not found, 126 otherwise).  */
 int run_command (char **argv);
+/* PROG as execvp finds it (run.c): a name with a slash as it is,
+   otherwise the first executable regular file PROG in PATH (or in
+   confstr's default path).  Null when there is none.  */
+char *find_program (const char *prog);
 
 /* Writes IMG->buf back over IMG->path atomically (update.c).  */
 int update_write_back (struct image *img);
@@ -520,5 +532,19 @@ int temp_beside (const char *target, const char *path, char **tmp,
 /* Syncs directory DIR after a rename into it; a failure is a warning
    naming PATH.  */
 void sync_directory (const char *dir, const char *path);
+/* A new file written through a temporary file beside TARGET and renamed
+   over it at the commit (order files, traces).  new_file_begin creates
+   the temporary file (mode 0666 less the umask) and returns a stream on
+   it, or null after a message naming TARGET; new_file_commit flushes,
+   syncs and renames it (0, or -1 after a message); new_file_abort
+   closes F (when not null) and removes it.  */
+struct new_file
+{
+  const char *target;
+  char *tmp, *dir;
+};
+FILE *new_file_begin (struct new_file *nf, const char *target);
+int new_file_commit (struct new_file *nf, FILE *f);
+void new_file_abort (struct new_file *nf, FILE *f);
 
 #endif /* ELFPATCH_H */

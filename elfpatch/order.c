@@ -689,43 +689,14 @@ place_pages (struct composer *c, const unsigned char *bits,
 static int
 write_order (const char *output, const struct composer *c)
 {
-  char *tmp, *dir;
-  int fd = temp_beside (output, output, &tmp, &dir);
-  if (fd < 0)
+  struct new_file nf;
+  FILE *f = new_file_begin (&nf, output);
+  if (f == NULL)
     return -1;
-  mode_t mask = umask (0);
-  umask (mask);
-  FILE *f = fdopen (fd, "w");
-  int rc = -1;
-  if (f == NULL || fchmod (fd, 0666 & ~mask) != 0)
-    goto fail;
   fputs (PBITMAP_ORDER_HEADER "\n", f);
   for (size_t i = 0; i < c->n_list; i++)
     fprintf (f, "%s\n", c->e[c->list[i]].name);
-  if (fflush (f) != 0 || ferror (f) || fsync (fd) != 0)
-    goto fail;
-  int closed = fclose (f);
-  f = NULL;
-  fd = -1;
-  if (closed != 0)
-    goto fail;
-  if (rename (tmp, output) != 0)
-    goto fail;
-  sync_directory (dir, output);
-  rc = 0;
-  goto out;
-
-fail:
-  error (0, errno, "error: %s", output);
-  unlink (tmp);
-out:
-  if (f != NULL)
-    fclose (f);
-  else if (fd >= 0)
-    close (fd);
-  free (tmp);
-  free (dir);
-  return rc;
+  return new_file_commit (&nf, f);
 }
 
 /* Whether 'calls' orders the code: every trace has it.  */

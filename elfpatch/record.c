@@ -45,9 +45,21 @@
  * The program runs with PBITMAP=off: a filled bitmap's prefetch would
  * make pages present that the program never faulted.  It keeps its
  * standard streams; elfpatch ignores SIGINT and SIGQUIT while it runs
- * (like system(3)), so an interrupted program still yields a trace.  Its
- * exit status does not become elfpatch's: a program that fails is
- * reported in a warning, and its trace is written all the same.
+ * (like system(3)), so an interrupted program still yields a trace.  A
+ * program that fails is reported in a warning and its trace is written
+ * all the same, but elfpatch then exits with RECORD_PROG_FAILED, so that
+ * a script can tell a run that went wrong from a good one.
+ *
+ * A run can be long or hard to repeat, so what can be checked before it
+ * is: -o must be a file elfpatch can create (the trace is written to a
+ * temporary file beside it, made before PROG starts, and renamed over it
+ * at the end), not a directory, and not PROG itself; a directory as PROG
+ * is named as one.  A trace renamed over a file the run mapped would
+ * destroy what it describes (a library, a program PROG exec'd), so at the
+ * end -o naming any file of the trace is refused too, leaving it as it
+ * was.  Then one line says which of the recorded files have a bitmap
+ * region, i.e. which a fill can do something for; a trace of which no
+ * file has one is a warning.
  */
 
 #include <errno.h>
@@ -165,6 +177,11 @@ mapped_file_block (struct mapped_file *f, struct trace *t)
     }
   Elf *elf = elf_begin (f->fd, ELF_C_READ_MMAP, NULL);
   Elf *as_elf = elf != NULL && elf_kind (elf) == ELF_K_ELF ? elf : NULL;
+  struct region r;
+  char why[256];
+  f->has_region = as_elf != NULL
+    && region_find (as_elf, NULL, f->fd, (uint64_t) st.st_size, &r, why,
+                    sizeof why) == 0;
   struct trace_block *b = trace_add_block (t, f->path);
   int rc = -1;
   if (b == NULL)
@@ -247,6 +264,8 @@ struct tracee
 struct tracer
 {
   const struct record_options *opt;
+  struct new_file out;          /* where the trace goes, begun early */
+  FILE *out_f;
   struct recording *rec;
   struct tracee *t;
   size_t n, alloc;
@@ -850,6 +869,54 @@ hand_over (struct tracer *tr, int report, int status)
   trace_loop (tr);
 }
 
+/* The recorded file that is the file at OUTPUT, if any.  */
+static const struct mapped_file *
+output_recorded (const struct recording *rec, const char *output)
+{
+  struct stat st;
+  if (stat (output, &st) != 0)
+    return NULL;
+  for (size_t i = 0; i < rec->n_files; i++)
+    {
+      const struct mapped_file *f = &rec->files[i];
+      if (f->fd >= 0 && f->captured && f->ino == st.st_ino
+          && f->dev_major == major (st.st_dev)
+          && f->dev_minor == minor (st.st_dev))
+        return f;
+    }
+  return NULL;
+}
+
+/* Says which files of T (from REC) have a bitmap region.  */
+static void
+report_regions (const struct recording *rec, const struct trace *t,
+                const char *output)
+{
+  size_t with = 0, len = 0;
+  char list[1024] = "";
+  for (size_t i = 0; i < rec->n_files; i++)
+    {
+      const struct mapped_file *f = &rec->files[i];
+      if (f->fd < 0 || !f->captured)
+        continue;
+      if (!f->has_region)
+        elfpatch_note ("%s: no bitmap region: %s", output, f->path);
+      else if (with++ == 0 || len < sizeof list / 2)
+        len += (size_t) snprintf (list + len, sizeof list - len, "%s%s",
+                                  with > 1 ? ", " : "", f->path);
+      else if (with == 2 || list[len - 1] != '.')
+        len += (size_t) snprintf (list + len, sizeof list - len, ", ...");
+    }
+  if (with == 0)
+    elfpatch_warn ("%s: none of the %zu recorded files has a bitmap region "
+                   "(linked with the pbitmap plugin); nothing can be filled "
+                   "from it", output, t->n_blocks);
+  else if (!elfpatch_quiet)
+    fprintf (stderr, "%s: %s: %zu of %zu recorded files have a bitmap "
+             "region: %s\n", program_invocation_name, output, with,
+             t->n_blocks, list);
+}
+
 /* After the run: warns about PROG's status and writes the trace.
    Returns the exit status.  */
 static int
@@ -859,6 +926,13 @@ write_recording (char **argv, const char *output, struct tracer *tr)
   struct recording *rec = tr->rec;
   int status = 1;
   report_status (argv[0], tr->main_status);
+  const struct mapped_file *clash = output_recorded (rec, output);
+  if (clash != NULL)
+    {
+      error (0, 0, "error: %s: is %s, a file the trace describes; the "
+             "trace is not written", output, clash->path);
+      goto out;
+    }
   if (!rec->captured)
     {
       error (0, 0, "error: %s: ended before its pages could be read",
@@ -880,7 +954,10 @@ write_recording (char **argv, const char *output, struct tracer *tr)
           pages += b->ranges[r].last - b->ranges[r].first + 1;
         watch_count (&rec->files[i], b, count);
       }
-  if (trace_write (output, &t) != 0)
+  trace_print (tr->out_f, &t);
+  int written = new_file_commit (&tr->out, tr->out_f);
+  tr->out_f = NULL;
+  if (written != 0)
     goto out;
   if (tr->opt->order)
     elfpatch_note ("%s: %zu files, %" PRIu64 " pages, %" PRIu64 " calls, "
@@ -889,11 +966,42 @@ write_recording (char **argv, const char *output, struct tracer *tr)
   else
     elfpatch_note ("%s: %zu files, %" PRIu64 " pages", output, t.n_blocks,
                    pages);
-  status = 0;
+  report_regions (rec, &t, output);
+  status = WIFEXITED (tr->main_status) && WEXITSTATUS (tr->main_status) == 0
+           ? 0 : RECORD_PROG_FAILED;
 
 out:
+  if (tr->out_f != NULL)
+    {
+      new_file_abort (&tr->out, tr->out_f);
+      tr->out_f = NULL;
+    }
   trace_free (&t);
   return status;
+}
+
+/* What can be checked before PROG runs: PROG is not a directory, OUTPUT
+   is neither a directory nor PROG.  Returns 0 or -1 after a message.  */
+static int
+check_paths (const char *prog, const char *output)
+{
+  struct stat ps, os;
+  char *path = find_program (prog);
+  int have_prog = path != NULL && stat (path, &ps) == 0;
+  int rc = -1;
+  if (have_prog && S_ISDIR (ps.st_mode))
+    error (0, 0, "error: %s: is a directory, not a program", prog);
+  else if (stat (output, &os) == 0 && S_ISDIR (os.st_mode))
+    error (0, 0, "error: %s: is a directory; -o names the trace file",
+           output);
+  else if (have_prog && stat (output, &os) == 0 && os.st_dev == ps.st_dev
+           && os.st_ino == ps.st_ino)
+    error (0, 0, "error: %s: is %s, the program to record; -o must name "
+           "another file", output, prog);
+  else
+    rc = 0;
+  free (path);
+  return rc;
 }
 
 int
@@ -907,6 +1015,11 @@ record_command (char **argv, const char *output,
   struct sigaction ignore = { .sa_handler = SIG_IGN }, old_int, old_quit;
 
   o.order = o.order && watch_supported ();
+  if (check_paths (argv[0], output) != 0)
+    return 1;
+  tr.out_f = new_file_begin (&tr.out, output);
+  if (tr.out_f == NULL)
+    return 1;
   /* Children that are not recorded stay traced, under the filter to
      their end, with watched code until they exec.  */
   if (((uses_syscall_stops (opt) && !opt->no_seccomp) || opt->order)
@@ -914,17 +1027,28 @@ record_command (char **argv, const char *output,
     {
       int first = split (&report);
       if (first >= 0)
-        return first;
+        {
+          /* The tracer writes the trace, or removes its file.  */
+          fclose (tr.out_f);
+          free (tr.out.tmp);
+          free (tr.out.dir);
+          return first;
+        }
       tr.leave_rest = 1;
     }
   elf_version (EV_CURRENT);
   tr.main_pid = start_child (&tr, argv);
   if (tr.main_pid < 0)
-    return 1;
+    {
+      new_file_abort (&tr.out, tr.out_f);
+      return 1;
+    }
   sigaction (SIGINT, &ignore, &old_int);
   sigaction (SIGQUIT, &ignore, &old_quit);
   if (trace_children (&tr, argv[0]) == 0)
     status = write_recording (argv, output, &tr);
+  else
+    new_file_abort (&tr.out, tr.out_f);
   free_recording (&rec);
   if (report >= 0)
     hand_over (&tr, report, status);

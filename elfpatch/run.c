@@ -459,10 +459,7 @@ launch_free (struct launch *l)
   free (l->interp);
 }
 
-/* PROG as execvp finds it: a name with a slash as it is, otherwise the
-   first executable regular file PROG in PATH (or in confstr's default
-   path).  Null when there is none.  */
-static char *
+char *
 find_program (const char *prog)
 {
   if (strchr (prog, '/') != NULL)

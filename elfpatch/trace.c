@@ -988,6 +988,19 @@ trace_write (const char *path, const struct trace *t)
       error (0, errno, "error: %s", path);
       return -1;
     }
+  trace_print (f, t);
+  int failed = ferror (f);
+  if (fclose (f) != 0 || failed)
+    {
+      error (0, errno, "error: %s", path);
+      return -1;
+    }
+  return 0;
+}
+
+void
+trace_print (FILE *f, const struct trace *t)
+{
   int version = 1;
   for (size_t i = 0; i < t->n_blocks; i++)
     if (t->blocks[i].n_order > 0 || t->blocks[i].n_calls > 0)
@@ -1001,13 +1014,6 @@ trace_write (const char *path, const struct trace *t)
     }
   for (size_t i = 0; i < t->n_blocks; i++)
     write_block (f, &t->blocks[i]);
-  int failed = ferror (f);
-  if (fclose (f) != 0 || failed)
-    {
-      error (0, errno, "error: %s", path);
-      return -1;
-    }
-  return 0;
 }
 
 /* Whether PATH reads as a trace: its first line that is not blank or a

@@ -282,3 +282,73 @@ out:
   free (target);
   return rc;
 }
+
+/* ---- new files: order files and traces ---------------------------------
+   A new file (not a binary: no metadata to keep) is written whole to a
+   temporary file beside it and renamed over its name, with the mode a
+   plain creat would give it.  It is begun before the work that makes
+   its contents, so that a path that cannot be written fails first.  */
+
+FILE *
+new_file_begin (struct new_file *nf, const char *target)
+{
+  memset (nf, 0, sizeof *nf);
+  nf->target = target;
+  int fd = temp_beside (target, target, &nf->tmp, &nf->dir);
+  if (fd < 0)
+    return NULL;
+  mode_t mask = umask (0);
+  umask (mask);
+  FILE *f = fdopen (fd, "w");
+  if (f == NULL || fchmod (fd, 0666 & ~mask) != 0)
+    {
+      error (0, errno, "error: %s", target);
+      if (f != NULL)
+        fclose (f);
+      else
+        close (fd);
+      new_file_abort (nf, NULL);
+      return NULL;
+    }
+  return f;
+}
+
+int
+new_file_commit (struct new_file *nf, FILE *f)
+{
+  int failed = fflush (f) != 0 || ferror (f) || fsync (fileno (f)) != 0;
+  int err = errno;
+  if (fclose (f) != 0 && !failed)
+    {
+      failed = 1;
+      err = errno;
+    }
+  if (!failed && rename (nf->tmp, nf->target) != 0)
+    {
+      failed = 1;
+      err = errno;
+    }
+  if (failed)
+    {
+      error (0, err, "error: %s", nf->target);
+      new_file_abort (nf, NULL);
+      return -1;
+    }
+  sync_directory (nf->dir, nf->target);
+  free (nf->tmp);
+  free (nf->dir);
+  nf->tmp = nf->dir = NULL;
+  return 0;
+}
+
+void
+new_file_abort (struct new_file *nf, FILE *f)
+{
+  if (f != NULL)
+    fclose (f);
+  if (nf->tmp != NULL)
+    unlink (nf->tmp);
+  free (nf->tmp);
+  free (nf->dir);
+  nf->tmp = nf->dir = NULL;
+}
