@@ -227,12 +227,11 @@ long load_ranges (Elf *elf, struct page_range **out);
 uint64_t plan_bitmap (const struct page_range *loads, size_t n_loads,
                       const unsigned char *bits, uint64_t capacity,
                       struct pbitmap_chunker *chunker);
-/* What a chunker's receiver sums up: pages read (gaps included), runs
-   (reads that do not continue the one before) and reads.  */
+/* What a chunker's receiver sums up: pages read (gaps included) and
+   reads.  (The chunker counts the runs.)  */
 struct plan_count
 {
-  uint64_t pages, runs, reads;
-  uint64_t last_end;            /* page after the last read */
+  uint64_t pages, reads;
 };
 void plan_count_chunk (struct plan_count *p, uint64_t first,
                        uint64_t npages);

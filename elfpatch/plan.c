@@ -9,8 +9,8 @@
  * needed), in ascending order, and a gap is read through only inside the
  * file range of one PT_LOAD (the runtime reads memory, and only mapped
  * memory can be read).  What the planner's receiver sees is summed up the
- * same way everywhere: pages read (gaps included), runs (reads that do
- * not continue the previous one) and reads.
+ * same way everywhere: pages read (gaps included) and reads; the chunker
+ * counts the runs of set pages.
  */
 
 #include <stdlib.h>
@@ -73,9 +73,7 @@ plan_bitmap (const struct page_range *loads, size_t n_loads,
 void
 plan_count_chunk (struct plan_count *p, uint64_t first, uint64_t npages)
 {
-  if (p->reads == 0 || first != p->last_end)
-    p->runs++;
+  (void) first;
   p->reads++;
   p->pages += npages;
-  p->last_end = first + npages;
 }

@@ -19,8 +19,8 @@
  * For each file only the headers, a few dynamic strings and the region
  * are read (libelf reads lazily with ELF_C_READ), never the whole file.
  * A file without a PT_PRESENT_BITMAP, or whose region is not filled or
- * sets no page, is passed over silently; one whose region is damaged or
- * cannot be read is passed over with a warning under -v.  Otherwise the
+ * sets no page, is passed over; one whose region is damaged or cannot be
+ * read is passed over with a warning under -v.  Otherwise the
  * set pages that lie in a PT_LOAD's file range are taken in ascending
  * file order and turned into reads exactly as the runtime does it, by the
  * chunker of include/pbitmap-plan.h: reads of at most 512 KiB that start
@@ -29,13 +29,19 @@
  * file range of one PT_LOAD.  max_gap is the one the fill pinned, or, when
  * the fill left it to the reader (PBITMAP_F_GAP_AUTO), the gap of the
  * device the file is on, told as the runtime tells it
- * (include/pbitmap-plan.h, device.c).  With -v one line per file
- * prefetched goes to standard error:
+ * (include/pbitmap-plan.h, device.c).  With -v one line per file goes
+ * to standard error, saying what was done for it:
  *
  *     elfpatch: run: FILE: pages=N runs=R calls=C[ gap=G (CLASS)]
+ *     elfpatch: run: FILE: no bitmap (not linked with the pbitmap plugin)
+ *     elfpatch: run: FILE: bitmap not filled
+ *     elfpatch: run: FILE: empty bitmap
  *
- * where N counts the pages advised, gaps included, and the gap and its
- * device class are there when the launcher chose them.
+ * where N counts the pages advised, gaps included, R the runs of set
+ * pages among them (as --show and PBITMAP_DEBUG count runs), C the
+ * posix_fadvise calls, and the gap and its device class are there when
+ * the launcher chose them; and a PROG that is not ELF (a script) gets
+ * "not an ELF program; nothing prefetched".
  *
  * Nothing here can keep PROG from running: every problem with a bitmap
  * is ignored, and only a failed exec is an error, with a shell's status:
@@ -97,6 +103,8 @@ struct candidate
 
 static void run_warn (const char *fmt, ...)
   __attribute__ ((format (printf, 1, 2)));
+static void run_say (const char *path, const char *fmt, ...)
+  __attribute__ ((format (printf, 2, 3)));
 
 /* Warnings about bitmaps are for -v only: by default the launcher is as
    quiet as the program it starts.  */
@@ -111,6 +119,20 @@ run_warn (const char *fmt, ...)
   vsnprintf (msg, sizeof msg, fmt, ap);
   va_end (ap);
   elfpatch_warn ("%s", msg);
+}
+
+/* One -v line on what was done for the file PATH.  */
+static void
+run_say (const char *path, const char *fmt, ...)
+{
+  if (elfpatch_verbose <= 0)
+    return;
+  va_list ap;
+  va_start (ap, fmt);
+  fprintf (stderr, "%s: run: %s: ", program_invocation_name, path);
+  vfprintf (stderr, fmt, ap);
+  fputc ('\n', stderr);
+  va_end (ap);
 }
 
 static int
@@ -185,14 +207,21 @@ prefetch_file (const char *path, int fd, Elf *elf, uint64_t file_size)
   struct region r;
   char why[256];
   if (!has_region (elf))
-    return;
+    {
+      run_say (path, "no bitmap (not linked with the pbitmap plugin)");
+      return;
+    }
   if (region_find (elf, NULL, fd, file_size, &r, why, sizeof why) != 0)
     {
       run_warn ("%s: %s; not prefetched", path, why);
       return;
     }
   if (!(r.hdr.flags & PBITMAP_F_FILLED) || r.hdr.pages_set == 0)
-    return;
+    {
+      run_say (path, "%s", r.hdr.flags & PBITMAP_F_FILLED ? "empty bitmap"
+               : "bitmap not filled");
+      return;
+    }
 
   size_t nbytes = (size_t) pbitmap_bits_size (r.hdr.capacity);
   unsigned char *bits = malloc (nbytes ? nbytes : 1);
@@ -225,10 +254,8 @@ prefetch_file (const char *path, int fd, Elf *elf, uint64_t file_size)
     }
   pbitmap_chunker_init (&chunker, gap, plan_chunk, &p);
   plan_bitmap (loads, (size_t) n_loads, bits, r.hdr.capacity, &chunker);
-  if (p.count.runs > 0 && elfpatch_verbose > 0)
-    fprintf (stderr, "%s: run: %s: pages=%" PRIu64 " runs=%" PRIu64
-             " calls=%" PRIu64 "%s\n", program_invocation_name, path,
-             p.count.pages, p.count.runs, p.count.reads, chosen);
+  run_say (path, "pages=%" PRIu64 " runs=%" PRIu64 " calls=%" PRIu64 "%s",
+           p.count.pages, chunker.runs, p.count.reads, chosen);
 
 out:
   free (loads);
@@ -399,6 +426,7 @@ launch_prefetch (struct launch *l, const char *exe)
   char *path = strdup (exe);
   if (path == NULL || !try_candidate (exe, &c))
     {
+      run_say (exe, "not an ELF program; nothing prefetched");
       free (path);
       return;
     }

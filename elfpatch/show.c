@@ -212,8 +212,8 @@ show_reads (struct image *img, const unsigned char *bits)
                                   &chunker);
   uint64_t outside = bits_count (bits, 0, capacity) - planned;
   printf ("  reads:     %" PRIu64 " set page%s in %" PRIu64 " run%s inside "
-          "PT_LOADs", planned, planned == 1 ? "" : "s", count.runs,
-          count.runs == 1 ? "" : "s");
+          "PT_LOADs", planned, planned == 1 ? "" : "s", chunker.runs,
+          chunker.runs == 1 ? "" : "s");
   if (outside > 0)
     printf (" (%" PRIu64 " outside, never read)", outside);
   printf (", read at each gap as:\n");

@@ -45,12 +45,19 @@
 /* Receives the chunk of NPAGES pages starting at page FIRST.  */
 typedef void pbitmap_chunk_fn (void *ctx, uint64_t first, uint64_t npages);
 
+/* RUNS counts the runs of marked pages added: maximal ranges of adjacent
+   marked pages, whatever the gaps and chunks they are read with.  That is
+   what "runs" means wherever a reader or elfpatch reports one: the
+   header's runs field (all marked pages), --show, PBITMAP_DEBUG and
+   elfpatch --run -v (the marked pages inside the file's PT_LOADs).  */
 struct pbitmap_chunker
 {
   uint64_t start;               /* the open chunk: [start, end) */
   uint64_t end;
   uint64_t max_gap;
   int open;
+  uint64_t runs;
+  uint64_t marked_end;          /* the page after the last marked page */
   pbitmap_chunk_fn *emit;
   void *ctx;
 };
@@ -62,6 +69,7 @@ pbitmap_chunker_init (struct pbitmap_chunker *c, uint64_t max_gap,
   c->start = c->end = 0;
   c->max_gap = max_gap;
   c->open = 0;
+  c->runs = c->marked_end = 0;
   c->emit = emit;
   c->ctx = ctx;
 }
@@ -94,6 +102,10 @@ static inline void
 pbitmap_chunker_add (struct pbitmap_chunker *c, uint64_t first,
                      uint64_t npages, int gap_readable)
 {
+  if (npages > 0 && (c->runs == 0 || first != c->marked_end))
+    c->runs++;
+  if (npages > 0)
+    c->marked_end = first + npages;
   while (npages > 0)
     {
       if (!pbitmap_chunker_joins (c, first, gap_readable))

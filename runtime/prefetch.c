@@ -87,9 +87,10 @@
  *  7. Issue.  Each chunk is one madvise call: MADV_WILLNEED, or
  *     MADV_POPULATE_READ in mode populate (then WILLNEED if the kernel
  *     does not know it).  The debug line counts the pages planned (gaps
- *     included), the runs (chunks that do not follow the one before) and
- *     the calls, and, when the runtime chose the gap, the gap and the
- *     device class ("gap=10 (cloud)").
+ *     included), the runs of set pages among them (the chunker counts
+ *     them, as --show and elfpatch --run -v do) and the calls, and, when
+ *     the runtime chose the gap, the gap and the device class ("gap=10
+ *     (cloud)").
  *
  *  8. Libraries.  In glibc the dynamic linker runs the executable's
  *     .preinit_array before the initializers of the libraries it loaded
@@ -657,13 +658,11 @@ struct gap
 /* A plan is built twice with the same steps: first only counted and
    sampled (ADVICE 0), then, unless the sample says the pages are all
    resident, issued with ADVICE.  The chunker (pbitmap-plan.h) turns the
-   runs of set pages, in page numbers of the address space, into reads;
-   SEG is the segment of the last page added, LAST_END the page after the
-   last chunk, so that a chunk not following it counts as a new run.  */
+   runs of set pages, in page numbers of the address space, into reads,
+   and counts the runs; SEG is the segment of the last page added.  */
 struct plan
 {
   struct pbitmap_chunker chunker;
-  uint64_t last_end;
   size_t seg;
   const struct segment *segs;
   int advice;
@@ -683,7 +682,6 @@ plan_init (struct plan *p, const struct segment *segs, uint64_t max_gap,
            int advice)
 {
   pbitmap_chunker_init (&p->chunker, max_gap, plan_chunk, p);
-  p->last_end = 0;
   p->seg = 0;
   p->segs = segs;
   p->advice = advice;
@@ -734,11 +732,8 @@ plan_chunk (void *ctx, uint64_t first, uint64_t npages)
       p->advice = RT_MADV_WILLNEED;
       rt_madvise (addr, len, p->advice);
     }
-  if (p->n.calls == 0 || first != p->last_end)
-    p->n.runs++;
   p->n.calls++;
   p->n.pages += npages;
-  p->last_end = first + npages;
 }
 
 /* Whether the memory between segments FROM and TO (sorted indices) is
@@ -904,6 +899,7 @@ plan_build (struct plan *p, const struct pbitmap_header *h, size_t nsegs,
         scan_segment (bits, nbytes, p, k, segs[k].first, last);
       }
   pbitmap_chunker_flush (&p->chunker);
+  p->n.runs = p->chunker.runs;
 }
 
 /* The file offset of the planned page at ADDR: its segment's delta taken
