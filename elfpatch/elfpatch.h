@@ -508,8 +508,10 @@ int fill_command (char **args, size_t n_args,
 int order_command (char **traces, size_t n_traces, const char *binary,
                    const struct fill_policy *policy, const char *debug_path,
                    const char *output);
-/* With N_TRACES > 0 it also says how much of each trace BINARY covers.  */
-int show_command (const char *binary, char **traces, size_t n_traces);
+/* --show [--traces] [--json] ARGS: the report on each file of ARGS, with
+   WITH_TRACES on what the traces first in ARGS (trace_args) cover, as
+   text or with JSON as JSON.  */
+int show_command (char **args, size_t n_args, int with_traces, int json);
 int clear_command (const char *binary);
 int resync_command (const char *binary);
 /* Prefetches PROG and its libraries, then execs it; returns only on

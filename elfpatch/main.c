@@ -35,7 +35,7 @@ enum { OPT_RECORD = 256, OPT_FILL, OPT_SHOW, OPT_CLEAR, OPT_RUN, OPT_DEVICE,
        OPT_MAX_GAP, OPT_MERGE, OPT_MIN_SHARE, OPT_BUDGET, OPT_AGE,
        OPT_TRACES, OPT_FOLLOW, OPT_METHOD, OPT_RESYNC, OPT_IMPORT_PERF,
        OPT_NO_SECCOMP, OPT_ORDER, OPT_DEBUG_FILE, OPT_NO_ORDER,
-       OPT_ALLOW_TRUNCATE };
+       OPT_ALLOW_TRUNCATE, OPT_JSON };
 
 static const struct argp_option options[] =
 {
@@ -50,7 +50,8 @@ static const struct argp_option options[] =
     "Write to ORDERFILE the functions and read-only data of BINARY that "
     "the traces used, in the order they used them, for BINARY's next link "
     "(the pages are chosen as --fill chooses them)", 1 },
-  { "show", OPT_SHOW, NULL, 0, "Print BINARY's region and bitmap", 1 },
+  { "show", OPT_SHOW, NULL, 0, "Print the region and bitmap of each BINARY",
+    1 },
   { "clear", OPT_CLEAR, NULL, 0, "Empty BINARY's bitmap", 1 },
   { "resync", OPT_RESYNC, NULL, 0,
     "Point BINARY's PT_PRESENT_BITMAP back at its bitmap after a tool "
@@ -107,6 +108,8 @@ static const struct argp_option options[] =
   { "traces", OPT_TRACES, NULL, 0,
     "--show also says, for each TRACE, how many of its pages the bitmap "
     "covers", 2 },
+  { "json", OPT_JSON, NULL, 0,
+    "--show prints one JSON array, an object per BINARY, for tools", 2 },
   { "quiet", 'q', NULL, 0, "Print no warnings", 2 },
   { "verbose", 'v', NULL, 0, "Say what is done", 2 },
   { NULL, 0, NULL, 0, NULL, 0 }
@@ -125,6 +128,7 @@ struct arguments
   struct fill_policy policy;
   int merge_given, share_given, policy_given;  /* policy: --budget, --age */
   int traces;                   /* --show --traces */
+  int json;                     /* --show --json */
   struct record_options record;
   int record_given;             /* --follow, --method or --no-order */
   int no_seccomp_given;
@@ -290,6 +294,9 @@ parse_opt (int key, char *arg, struct argp_state *state)
     case OPT_TRACES:
       a->traces = 1;
       break;
+    case OPT_JSON:
+      a->json = 1;
+      break;
     case OPT_FOLLOW:
       a->record.follow = a->record_given = 1;
       break;
@@ -355,6 +362,8 @@ parse_opt (int key, char *arg, struct argp_state *state)
         argp_error (state, "error: --no-seccomp is only for --record");
       if (a->traces && a->mode != MODE_SHOW)
         argp_error (state, "error: --traces is only for --show");
+      if (a->json && a->mode != MODE_SHOW)
+        argp_error (state, "error: --json is only for --show");
       if (a->mode == MODE_RECORD || a->mode == MODE_RUN)
         {
           const char *name = a->mode == MODE_RECORD ? "record" : "run";
@@ -377,12 +386,12 @@ parse_opt (int key, char *arg, struct argp_state *state)
       else if (a->mode == MODE_SHOW && a->traces && a->n_args < 2)
         argp_error (state, "error: --show --traces needs one or more traces "
                     "and a binary");
-      else if (((a->mode == MODE_SHOW && !a->traces) || a->mode == MODE_CLEAR
-                || a->mode == MODE_RESYNC)
+      else if (a->mode == MODE_SHOW && a->n_args < 1)
+        argp_error (state, "error: --show needs one or more binaries");
+      else if ((a->mode == MODE_CLEAR || a->mode == MODE_RESYNC)
                && a->n_args != 1)
         argp_error (state, "error: --%s needs exactly one binary",
-                    a->mode == MODE_SHOW ? "show"
-                    : a->mode == MODE_CLEAR ? "clear" : "resync");
+                    a->mode == MODE_CLEAR ? "clear" : "resync");
       break;
     default:
       return ARGP_ERR_UNKNOWN;
@@ -394,7 +403,7 @@ static const char args_doc[] =
   "--record -o TRACE [--] PROG [ARG...]\n"
   "--fill TRACE... [FILE...]\n"
   "--order TRACE... BINARY -o ORDERFILE\n"
-  "--show [--traces TRACE...] BINARY\n"
+  "--show [--json] [--traces TRACE...] BINARY...\n"
   "--clear BINARY\n"
   "--resync BINARY\n"
   "--run [--] PROG [ARG...]\n"
@@ -445,7 +454,7 @@ main (int argc, char **argv)
                               &a.policy, a.debug_file, a.output);
       break;
     case MODE_SHOW:
-      status = show_command (a.args[a.n_args - 1], a.args, a.n_args - 1);
+      status = show_command (a.args, a.n_args, a.traces, a.json);
       break;
     case MODE_CLEAR:
       status = clear_command (a.args[0]);

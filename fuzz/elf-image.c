@@ -120,7 +120,8 @@ fill_and_clear (const uint8_t *data, size_t size)
         region_still_valid (&img);
       if (fill_image (&img, NULL, 0, NULL, NULL) >= 0)
         region_still_valid (&img);
-      show_command (elf_file.path, traces, 1);
+      char *show_args[] = { trace_file.path, elf_file.path };
+      show_command (show_args, 2, 1, 0);
     }
   image_close (&img);
 }
@@ -189,7 +190,8 @@ int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
   memfile_set (&elf_file, data, size);
-  show_command (elf_file.path, NULL, 0);
+  char *show_args[] = { elf_file.path };
+  show_command (show_args, 1, 0, 0);
   fill_and_clear (data, size);
   resync_stale ();
   record_identity (size);
