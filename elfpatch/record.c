@@ -869,6 +869,13 @@ hand_over (struct tracer *tr, int report, int status)
   trace_loop (tr);
 }
 
+/* Whether F is in the trace (written as a block).  */
+static int
+in_trace (const struct mapped_file *f)
+{
+  return f->fd >= 0 && f->captured;
+}
+
 /* The recorded file that is the file at OUTPUT, if any.  */
 static const struct mapped_file *
 output_recorded (const struct recording *rec, const char *output)
@@ -879,7 +886,7 @@ output_recorded (const struct recording *rec, const char *output)
   for (size_t i = 0; i < rec->n_files; i++)
     {
       const struct mapped_file *f = &rec->files[i];
-      if (f->fd >= 0 && f->captured && f->ino == st.st_ino
+      if (in_trace (f) && f->ino == st.st_ino
           && f->dev_major == major (st.st_dev)
           && f->dev_minor == minor (st.st_dev))
         return f;
@@ -892,29 +899,29 @@ static void
 report_regions (const struct recording *rec, const struct trace *t,
                 const char *output)
 {
-  size_t with = 0, len = 0;
-  char list[1024] = "";
+  size_t with = 0;
   for (size_t i = 0; i < rec->n_files; i++)
-    {
-      const struct mapped_file *f = &rec->files[i];
-      if (f->fd < 0 || !f->captured)
-        continue;
-      if (!f->has_region)
-        elfpatch_note ("%s: no bitmap region: %s", output, f->path);
-      else if (with++ == 0 || len < sizeof list / 2)
-        len += (size_t) snprintf (list + len, sizeof list - len, "%s%s",
-                                  with > 1 ? ", " : "", f->path);
-      else if (with == 2 || list[len - 1] != '.')
-        len += (size_t) snprintf (list + len, sizeof list - len, ", ...");
-    }
+    if (in_trace (&rec->files[i]) && rec->files[i].has_region)
+      with++;
+    else if (in_trace (&rec->files[i]))
+      elfpatch_note ("%s: no bitmap region: %s", output, rec->files[i].path);
   if (with == 0)
     elfpatch_warn ("%s: none of the %zu recorded files has a bitmap region "
                    "(linked with the pbitmap plugin); nothing can be filled "
                    "from it", output, t->n_blocks);
-  else if (!elfpatch_quiet)
-    fprintf (stderr, "%s: %s: %zu of %zu recorded files have a bitmap "
-             "region: %s\n", program_invocation_name, output, with,
-             t->n_blocks, list);
+  if (with == 0 || elfpatch_quiet)
+    return;
+  fflush (stdout);
+  fprintf (stderr, "%s: %s: %zu of %zu recorded files have a bitmap region:",
+           program_invocation_name, output, with, t->n_blocks);
+  const char *sep = " ";
+  for (size_t i = 0; i < rec->n_files; i++)
+    if (in_trace (&rec->files[i]) && rec->files[i].has_region)
+      {
+        fprintf (stderr, "%s%s", sep, rec->files[i].path);
+        sep = ", ";
+      }
+  fputc ('\n', stderr);
 }
 
 /* After the run: warns about PROG's status and writes the trace.
@@ -945,7 +952,7 @@ write_recording (char **argv, const char *output, struct tracer *tr)
   /* Files only watched (the images a process left by exec, without
      --follow) are not written.  */
   for (size_t i = 0; i < rec->n_files; i++)
-    if (rec->files[i].fd >= 0 && rec->files[i].captured)
+    if (in_trace (&rec->files[i]))
       {
         if (mapped_file_block (&rec->files[i], &t) != 0)
           goto out;
