@@ -9,8 +9,9 @@
  * be given.  Options are parsed in order so
  * that everything after the PROG of --record and --run belongs to PROG
  * ("elfpatch --record -o t ls -l" runs "ls -l"); "--" works too.  Usage
- * errors exit with 64 (EX_USAGE), other errors with 1; --run exits with
- * its program's status, or 126 or 127 when it cannot exec it.
+ * errors exit with 64 (EX_USAGE), other errors with 1; --record exits
+ * with 2 when it wrote the trace of a program that failed; --run exits
+ * with its program's status, or 126 or 127 when it cannot exec it.
  */
 
 #include <argp.h>
@@ -414,8 +415,9 @@ static const char doc[] =
   "with the pbitmap linker plugin, and write the order its next link "
   "should place its code and read-only data in."
   "\vExit status: 0 on success, 1 on an error, 64 on a usage error; "
-  "--run: PROG's status, 127 when PROG is not found, 126 when it cannot "
-  "be executed.";
+  "--record: 2 when PROG failed (exited with another status than 0, or "
+  "was killed) and its trace was written; --run: PROG's status, 127 when "
+  "PROG is not found, 126 when it cannot be executed.";
 
 static const struct argp argp = { options, parse_opt, args_doc, doc, NULL,
                                   NULL, NULL };
