@@ -522,6 +522,54 @@ int run_command (char **argv);
    confstr's default path).  Null when there is none.  */
 char *find_program (const char *prog);
 
+/* The region header at RAW, in byte order MSB, in host order.  */
+void region_header_decode (const unsigned char *raw, int msb,
+                           struct pbitmap_header *h);
+
+/* The bitmap store (store.c, include/pbitmap-store.h): --store=DIR, or
+   null; the store in effect (that, PBITMAP_STORE, the default), in BUF
+   when computed, or null when there is none.  */
+extern const char *elfpatch_store_dir;
+const char *store_dir (char *buf, size_t size);
+
+/* A stored entry read and checked: the whole file, its region's header in
+   host order, the object's identity and path as stored.  */
+struct stored
+{
+  unsigned char *entry;
+  size_t size;
+  size_t region_offset, region_size;
+  struct pbitmap_header hdr;
+  struct identity id;
+  uint64_t object_size;
+  const char *path;
+};
+
+/* Reads the entry FILE: 0; 1 when there is none; -1 with WHY.  */
+int stored_read (const char *file, struct stored *s, char *why,
+                 size_t whysize);
+/* The entry of ID in DIR (its name in FILE): as stored_read, and -1
+   when it holds another build.  */
+int stored_find (const char *dir, const struct identity *id,
+                 struct stored *s, char *file, size_t filesize, char *why,
+                 size_t whysize);
+void stored_free (struct stored *s);
+/* The filled bitmap the store holds for the ELF file PATH (FD, ELF, of
+   FILE_SIZE bytes): its header into *HDR and bits into *BITS (malloc'ed),
+   the entry's name into FROM; 0, or -1 when there is none (-v: a warning
+   for a bad one).  */
+int store_bitmap (const char *path, int fd, Elf *elf, uint64_t file_size,
+                  struct pbitmap_header *hdr, unsigned char **bits,
+                  char *from, size_t fromsize);
+int store_fill_command (char **traces, size_t n_traces,
+                        const struct fill_policy *policy,
+                        const struct gap_choice *gap);
+int store_show_command (char **objects, size_t n_objects);
+int store_clear_command (char **objects, size_t n_objects);
+/* Drops the entries whose object is gone or another build, and bad
+   ones.  */
+int store_gc_command (void);
+
 /* Writes IMG->buf back over IMG->path atomically (update.c).  */
 int update_write_back (struct image *img);
 /* Creates the empty temporary file ".NAME.XXXXXX" beside TARGET, to be

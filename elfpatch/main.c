@@ -30,13 +30,13 @@ int elfpatch_quiet;
 const char *argp_program_version = "elfpatch (" PACKAGE_NAME ") " PACKAGE_VERSION;
 
 enum mode { MODE_NONE, MODE_RECORD, MODE_FILL, MODE_SHOW, MODE_CLEAR,
-            MODE_RUN, MODE_RESYNC, MODE_IMPORT_PERF, MODE_ORDER };
+            MODE_RUN, MODE_RESYNC, MODE_IMPORT_PERF, MODE_ORDER, MODE_GC };
 
 enum { OPT_RECORD = 256, OPT_FILL, OPT_SHOW, OPT_CLEAR, OPT_RUN, OPT_DEVICE,
        OPT_MAX_GAP, OPT_MERGE, OPT_MIN_SHARE, OPT_BUDGET, OPT_AGE,
        OPT_TRACES, OPT_FOLLOW, OPT_METHOD, OPT_RESYNC, OPT_IMPORT_PERF,
        OPT_NO_SECCOMP, OPT_ORDER, OPT_DEBUG_FILE, OPT_NO_ORDER,
-       OPT_ALLOW_TRUNCATE, OPT_JSON };
+       OPT_ALLOW_TRUNCATE, OPT_JSON, OPT_STORE, OPT_GC };
 
 static const struct argp_option options[] =
 {
@@ -59,6 +59,8 @@ static const struct argp_option options[] =
     "moved it (patchelf); the bits are kept", 1 },
   { "run", OPT_RUN, NULL, 0,
     "Prefetch the bitmaps of PROG and its libraries, then exec PROG", 1 },
+  { "gc", OPT_GC, NULL, 0,
+    "Drop the store's entries whose object is gone or another build", 1 },
   { "import-perf", OPT_IMPORT_PERF, NULL, 0,
     "Turn PERF_SCRIPT (perf script output of page-fault samples and mmap "
     "events) into TRACE", 1 },
@@ -106,6 +108,10 @@ static const struct argp_option options[] =
   { "allow-truncate", OPT_ALLOW_TRUNCATE, NULL, 0,
     "--fill drops, with a warning, recorded pages past the bitmap's "
     "capacity instead of failing", 2 },
+  { "store", OPT_STORE, "DIR", OPTION_ARG_OPTIONAL,
+    "--fill, --show and --clear work on the bitmap store (DIR, else "
+    "PBITMAP_STORE, else the default), never on the objects; --run and "
+    "--gc use DIR", 2 },
   { "traces", OPT_TRACES, NULL, 0,
     "--show also says, for each TRACE, how many of its pages the bitmap "
     "covers", 2 },
@@ -133,6 +139,7 @@ struct arguments
   struct record_options record;
   int record_given;             /* --follow, --method or --no-order */
   int no_seccomp_given;
+  int store;                    /* --store */
 };
 
 static void
@@ -141,7 +148,8 @@ set_mode (struct argp_state *state, enum mode mode)
   struct arguments *a = state->input;
   if (a->mode != MODE_NONE && a->mode != mode)
     argp_error (state, "error: only one of --record, --fill, --order, --show, "
-                "--clear, --resync, --run and --import-perf may be given");
+                "--clear, --resync, --run, --gc and --import-perf may be "
+                "given");
   a->mode = mode;
 }
 
@@ -243,6 +251,13 @@ parse_opt (int key, char *arg, struct argp_state *state)
     case OPT_IMPORT_PERF:
       set_mode (state, MODE_IMPORT_PERF);
       break;
+    case OPT_GC:
+      set_mode (state, MODE_GC);
+      break;
+    case OPT_STORE:
+      a->store = 1;
+      elfpatch_store_dir = arg;
+      break;
     case 'o':
       a->output = arg;
       break;
@@ -335,7 +350,8 @@ parse_opt (int key, char *arg, struct argp_state *state)
     case ARGP_KEY_END:
       if (a->mode == MODE_NONE)
         argp_error (state, "error: one of --record, --fill, --order, --show, "
-                    "--clear, --resync, --run or --import-perf is required");
+                    "--clear, --resync, --run, --gc or --import-perf is "
+                    "required");
       if (a->output != NULL && a->mode != MODE_RECORD
           && a->mode != MODE_IMPORT_PERF && a->mode != MODE_ORDER)
         argp_error (state, "error: -o is only for --record, --import-perf "
@@ -365,6 +381,23 @@ parse_opt (int key, char *arg, struct argp_state *state)
         argp_error (state, "error: --traces is only for --show");
       if (a->json && a->mode != MODE_SHOW)
         argp_error (state, "error: --json is only for --show");
+      if (a->store && a->mode != MODE_FILL && a->mode != MODE_SHOW
+          && a->mode != MODE_CLEAR && a->mode != MODE_RUN
+          && a->mode != MODE_GC)
+        argp_error (state, "error: --store is only for --fill, --show, "
+                    "--clear, --run and --gc");
+      if (a->store && (a->traces || a->json))
+        argp_error (state, "error: --traces and --json do not work with "
+                    "--store");
+      if (a->mode == MODE_GC && a->n_args != 0)
+        argp_error (state, "error: --gc takes no arguments");
+      if (a->store && a->mode == MODE_FILL && a->n_args == 0)
+        argp_error (state, "error: --fill --store needs one or more traces");
+      if (a->store && a->mode == MODE_CLEAR && a->n_args == 0)
+        argp_error (state, "error: --clear --store needs one or more "
+                    "objects");
+      if (a->store && a->mode != MODE_RUN)
+        break;
       if (a->mode == MODE_RECORD || a->mode == MODE_RUN)
         {
           const char *name = a->mode == MODE_RECORD ? "record" : "run";
@@ -408,7 +441,11 @@ static const char args_doc[] =
   "--clear BINARY\n"
   "--resync BINARY\n"
   "--run [--] PROG [ARG...]\n"
-  "--import-perf -o TRACE PERF_SCRIPT";
+  "--import-perf -o TRACE PERF_SCRIPT\n"
+  "--fill --store[=DIR] TRACE...\n"
+  "--show --store[=DIR] [OBJECT...]\n"
+  "--clear --store[=DIR] OBJECT...\n"
+  "--gc [--store=DIR]";
 
 static const char doc[] =
   "Record, fill, show and clear the start-up bitmap of a program linked "
@@ -446,6 +483,11 @@ main (int argc, char **argv)
       status = record_command (a.prog_argv, a.output, &a.record);
       break;
     case MODE_FILL:
+      if (a.store)
+        {
+          status = store_fill_command (a.args, a.n_args, &a.policy, &a.gap);
+          break;
+        }
       status = fill_command (a.args, a.n_args, &a.policy, &a.gap);
       break;
     case MODE_ORDER:
@@ -456,10 +498,16 @@ main (int argc, char **argv)
                               &a.policy, a.debug_file, a.output);
       break;
     case MODE_SHOW:
+      if (a.store)
+        {
+          status = store_show_command (a.args, a.n_args);
+          break;
+        }
       status = show_command (a.args, a.n_args, a.traces, a.json);
       break;
     case MODE_CLEAR:
-      status = clear_command (a.args[0]);
+      status = a.store ? store_clear_command (a.args, a.n_args)
+                       : clear_command (a.args[0]);
       break;
     case MODE_RESYNC:
       status = resync_command (a.args[0]);
@@ -469,6 +517,9 @@ main (int argc, char **argv)
       break;
     case MODE_IMPORT_PERF:
       status = import_perf_command (a.args[0], a.output);
+      break;
+    case MODE_GC:
+      status = store_gc_command ();
       break;
     case MODE_NONE:
       break;

@@ -374,6 +374,13 @@ header_decode (const unsigned char *raw, int msb, struct pbitmap_header *h)
     h->reserved[i] = get_u64 (raw + PBITMAP_OFF_RESERVED + 8 * i, msb);
 }
 
+void
+region_header_decode (const unsigned char *raw, int msb,
+                      struct pbitmap_header *h)
+{
+  header_decode (raw, msb, h);
+}
+
 /* Checks the header H of a region of SIZE bytes.  */
 static int
 header_check (const struct pbitmap_header *h, uint64_t size, char *why,

@@ -18,9 +18,12 @@
  *
  * For each file only the headers, a few dynamic strings and the region
  * are read (libelf reads lazily with ELF_C_READ), never the whole file.
- * A file without a PT_PRESENT_BITMAP, or whose region is not filled or
- * sets no page, is passed over; one whose region is damaged or cannot be
- * read is passed over with a warning under -v.  Otherwise the
+ * A file without a PT_PRESENT_BITMAP takes its bitmap from the store
+ * (store.c) when it holds a filled entry for the file's build, looked up
+ * by build-id (a file without one is hashed whole, as a trace identifies
+ * it).  A file whose region, or entry, is not filled or sets no page, or
+ * that has neither, is passed over; one whose region is damaged or cannot
+ * be read is passed over with a warning under -v.  Otherwise the
  * set pages that lie in a PT_LOAD's file range are taken in ascending
  * file order and turned into reads exactly as the runtime does it, by the
  * chunker of include/pbitmap-plan.h: reads of at most 512 KiB that start
@@ -41,7 +44,9 @@
  * pages among them (as --show and PBITMAP_DEBUG count runs), C the
  * posix_fadvise calls, and the gap and its device class are there when
  * the launcher chose them; and a PROG that is not ELF (a script) gets
- * "not an ELF program; nothing prefetched".
+ * "not an ELF program; nothing prefetched".  A bitmap from the store
+ * ends the first line with " from ENTRY", the entry's file; "no bitmap"
+ * then also means that the store has none.
  *
  * Nothing here can keep PROG from running: every problem with a bitmap
  * is ignored, and only a failed exec is an error, with a shell's status:
@@ -199,41 +204,66 @@ has_region (Elf *elf)
   return 0;
 }
 
+/* The bitmap of the file PATH (open as FD and ELF) into *HDR and *BITS
+   (malloc'ed): from its region, or for a file without one from the store
+   (store.c), whose entry's name goes to FROM.  0, or -1 when there is
+   none or it cannot be read (with -v a warning says why).  */
+static int
+bitmap_of (const char *path, int fd, Elf *elf, uint64_t file_size,
+           struct pbitmap_header *hdr, unsigned char **bits, char *from,
+           size_t fromsize)
+{
+  struct region r;
+  char why[256];
+  *bits = NULL;
+  *from = '\0';
+  if (!has_region (elf))
+    {
+      int rc = store_bitmap (path, fd, elf, file_size, hdr, bits, from,
+                             fromsize);
+      if (rc != 0)
+        run_say (path, "no bitmap (not linked with the pbitmap plugin)");
+      return rc;
+    }
+  if (region_find (elf, NULL, fd, file_size, &r, why, sizeof why) != 0)
+    {
+      run_warn ("%s: %s; not prefetched", path, why);
+      return -1;
+    }
+  *hdr = r.hdr;
+  if (!(r.hdr.flags & PBITMAP_F_FILLED) || r.hdr.pages_set == 0)
+    {
+      run_say (path, "%s", r.hdr.flags & PBITMAP_F_FILLED ? "empty bitmap"
+               : "bitmap not filled");
+      return -1;
+    }
+  size_t nbytes = (size_t) pbitmap_bits_size (r.hdr.capacity);
+  *bits = malloc (nbytes ? nbytes : 1);
+  if (*bits == NULL
+      || read_at (NULL, fd, r.offset + PBITMAP_HEADER_SIZE, *bits, nbytes) != 0)
+    {
+      run_warn ("%s: cannot read the bitmap: %s; not prefetched", path,
+                strerror (errno));
+      free (*bits);
+      *bits = NULL;
+      return -1;
+    }
+  return 0;
+}
+
 /* Advises the pages the bitmap of the file PATH (open as FD and ELF)
    marks.  */
 static void
 prefetch_file (const char *path, int fd, Elf *elf, uint64_t file_size)
 {
-  struct region r;
-  char why[256];
-  if (!has_region (elf))
-    {
-      run_say (path, "no bitmap (not linked with the pbitmap plugin)");
-      return;
-    }
-  if (region_find (elf, NULL, fd, file_size, &r, why, sizeof why) != 0)
-    {
-      run_warn ("%s: %s; not prefetched", path, why);
-      return;
-    }
-  if (!(r.hdr.flags & PBITMAP_F_FILLED) || r.hdr.pages_set == 0)
-    {
-      run_say (path, "%s", r.hdr.flags & PBITMAP_F_FILLED ? "empty bitmap"
-               : "bitmap not filled");
-      return;
-    }
-
-  size_t nbytes = (size_t) pbitmap_bits_size (r.hdr.capacity);
-  unsigned char *bits = malloc (nbytes ? nbytes : 1);
+  struct pbitmap_header hdr;
+  unsigned char *bits;
+  char from[PATH_MAX + 64];
   struct page_range *loads = NULL;
   long n_loads = -1;
-  if (bits == NULL
-      || read_at (NULL, fd, r.offset + PBITMAP_HEADER_SIZE, bits, nbytes) != 0)
-    {
-      run_warn ("%s: cannot read the bitmap: %s; not prefetched", path,
-                strerror (errno));
-      goto out;
-    }
+  if (bitmap_of (path, fd, elf, file_size, &hdr, &bits, from,
+                 sizeof from) != 0)
+    return;
   if ((n_loads = load_ranges (elf, &loads)) < 0)
     {
       run_warn ("%s: cannot read the program headers: %s; not prefetched",
@@ -243,9 +273,9 @@ prefetch_file (const char *path, int fd, Elf *elf, uint64_t file_size)
 
   struct run_plan p = { .fd = fd };
   struct pbitmap_chunker chunker;
-  uint32_t gap = r.hdr.max_gap;
+  uint32_t gap = hdr.max_gap;
   char chosen[32] = "";
-  if (r.hdr.flags & PBITMAP_F_GAP_AUTO)
+  if (hdr.flags & PBITMAP_F_GAP_AUTO)
     {
       enum pbitmap_device d = device_of_file (fd);
       gap = pbitmap_device_gap (d);
@@ -253,9 +283,10 @@ prefetch_file (const char *path, int fd, Elf *elf, uint64_t file_size)
                 pbitmap_device_name (d));
     }
   pbitmap_chunker_init (&chunker, gap, plan_chunk, &p);
-  plan_bitmap (loads, (size_t) n_loads, bits, r.hdr.capacity, &chunker);
-  run_say (path, "pages=%" PRIu64 " runs=%" PRIu64 " calls=%" PRIu64 "%s",
-           p.count.pages, chunker.runs, p.count.reads, chosen);
+  plan_bitmap (loads, (size_t) n_loads, bits, hdr.capacity, &chunker);
+  run_say (path, "pages=%" PRIu64 " runs=%" PRIu64 " calls=%" PRIu64 "%s%s%s",
+           p.count.pages, chunker.runs, p.count.reads, chosen,
+           *from ? " from " : "", from);
 
 out:
   free (loads);

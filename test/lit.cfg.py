@@ -16,8 +16,12 @@ plugin = os.path.join(b, "ld-plugin", ".libs", "pbitmap.so")
 runtime_dir = os.path.join(b, "runtime")
 
 # Keep the environment the programs under test see predictable.
-for var in ("PBITMAP", "PBITMAP_DEBUG"):
+for var in ("PBITMAP", "PBITMAP_DEBUG", "LD_AUDIT"):
     config.environment.pop(var, None)
+# No test reads or writes the user's bitmap store, or the system's:
+# PBITMAP_STORE names a directory that does not exist unless a test makes
+# it.
+config.environment["PBITMAP_STORE"] = os.path.join(b, "test", "no-store")
 config.environment["LC_ALL"] = "C"
 
 subst = config.substitutions
