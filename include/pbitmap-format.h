@@ -142,6 +142,13 @@
 #define PBITMAP_SLOT_MAGIC_TEXT "pbm-walk"
 #define PBITMAP_SLOT_MAGIC_VALUE 0x6b6c61772d6d6270ull
 
+/* A shared library runtime's mark (doc/format.md, Mark), as a
+   little-endian word: "pbm-todo" as linked; "pbm-done" once the audit
+   module (audit/audit.c) has prefetched the library, which its runtime
+   then leaves alone.  */
+#define PBITMAP_MARK_TODO 0x6f646f742d6d6270ull
+#define PBITMAP_MARK_DONE 0x656e6f642d6d6270ull
+
 #ifndef __ASSEMBLER__
 
 #include <stddef.h>

@@ -110,7 +110,11 @@
  *     not in the walked part of the list and prefetches itself.  Nothing
  *     is written into another object.  (A residency sample cannot tell
  *     the copy: right after WILLNEED the pages are in the page cache but
- *     not yet read.)
+ *     not yet read.)  pbitmap's audit module (audit/audit.c), when it is
+ *     loaded, does all of this before any runtime runs and says so in
+ *     the objects' own words: the executable's walk record set before
+ *     its hook runs, a library's mark "pbm-done"; a runtime that finds
+ *     either does nothing, and prints nothing.
  *
  *  9. Start-up.  When a static executable's entry stub has issued reads,
  *     its segments are MADV_RANDOM until the runtime's .preinit_array
@@ -1449,6 +1453,14 @@ static void
 exec_run (int argc, char **argv, char **envp, struct outcome *o)
 {
   struct proc pr;
+  /* Set before anything of the program ran: pbitmap's audit module has
+     prefetched it and its libraries (audit/audit.c, step 7).  */
+  if (__pbitmap_walked != NULL)
+    {
+      o->st = ST_OFF;
+      o->have_image = 0;
+      return;
+    }
   proc_init (&pr, argc, argv, envp);
   const char *name = argc > 0 && argv != NULL ? argv[0] : NULL;
   run (&pr, NULL, (const char *) auxv_value (&pr, AT_EXECFN), o);
@@ -1526,10 +1538,13 @@ static void (*const pbitmap_preinit_entry) (int, char **, char **)
 
 /* The linker plugin has the linker store in this library's region header
    the distance from the header's mark field to this symbol, which holds
-   "pbm-todo" (doc/format.md).  The runtime no longer reads or writes it:
-   whether the executable's runtime has done this library's work is read
-   from the executable's own data (step 8).  */
-PBITMAP_HIDDEN volatile uint64_t __pbitmap_mark = 0x6f646f742d6d6270ull;
+   "pbm-todo" (doc/format.md).  pbitmap's audit module, which prefetches
+   every object the dynamic linker maps, makes it "pbm-done" when it has
+   done this library's work, before the library is relocated
+   (audit/audit.c, step 7); the runtime only reads it.  Whether the
+   executable's runtime has done the work is read from the executable's
+   own data (step 8).  */
+PBITMAP_HIDDEN volatile uint64_t __pbitmap_mark = PBITMAP_MARK_TODO;
 
 /* Whether [ADDR, ADDR + LEN) lies in one PT_LOAD of IM whose p_flags
    include FLAGS, inside its file-backed part (p_filesz) or, with MEM,
@@ -1676,6 +1691,8 @@ void
 __pbitmap_init (int argc, char **argv, char **envp)
 {
   struct proc pr;
+  if (__pbitmap_mark == PBITMAP_MARK_DONE)
+    return;
   proc_init (&pr, argc, argv, envp);
   int walked;
   const struct rt_link_map *self = library_entry (&pr, &walked);

@@ -32,6 +32,7 @@ subst.append(("%plugin",
               "-Wl,-plugin,%s -Wl,-plugin-opt=runtime-dir=%s" % (plugin, runtime_dir)))
 subst.append(("%cc", config.cc))
 subst.append(("%elfpatch", os.path.join(b, "elfpatch", "elfpatch")))
+subst.append(("%audit", os.path.join(b, "audit", "pbitmap-audit.so")))
 subst.append(("%evict", os.path.join(b, "test", "tools", "evict")))
 subst.append(("%runstat", os.path.join(b, "test", "tools", "runstat")))
 subst.append(("%ehframe_entries",
