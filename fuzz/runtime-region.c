@@ -5,9 +5,10 @@
  * filled by a buggy tool, a file edited by hand, a file damaged on disk
  * must all leave the program running as if there were no bitmap.  It
  * cannot be tested with ASan in place (it runs before the C library, with
- * raw system calls), so this harness compiles runtime/prefetch.c itself
- * into the fuzzer and calls its static functions on a fuzzed file,
- * mapped as the kernel or ld.so would map it:
+ * raw system calls), so this harness links the runtime's own files
+ * (compiled with PBITMAP_SYS_EXTERN, which leaves its system calls to be
+ * defined here, runtime/sys.h) into the fuzzer and calls the core on a
+ * fuzzed file, mapped as the kernel or ld.so would map it:
  *
  *  - the input is an ELF file; if its PT_LOADs could be mapped (each
  *    inside the file, offset and address congruent modulo the page, all
@@ -24,11 +25,14 @@
  *    lookup, as an executable's runtime (memory read as mapped) and as a
  *    library's (memory read only once MADV_POPULATE_READ, here the real
  *    one on the harness's own mapping, says it can be);
- *  - its system calls that act on address ranges (madvise) are routed
- *    here and checked: every range must lie in the file-backed pages of
- *    the PT_LOADs of the headers the runtime found, which is where it
- *    promises to read.  The residency sample's calls (getrusage, openat,
- *    preadv2, close) are routed too: the input's last byte says whether
+ *  - its system calls that act on address ranges (madvise) are checked
+ *    here against the rule the runtime promises, stated from the mapping
+ *    itself and not from the headers the runtime found: every page
+ *    advised is mapped from the file.  A page is what the last PT_LOAD of
+ *    the file (in header order, as the kernel maps them) that spans it
+ *    made it: file-backed below the end of that PT_LOAD's file bytes,
+ *    zero-filled above.  The residency sample's calls (getrusage, openat,
+ *    preadv2, close) are checked too: the input's last byte says whether
  *    the process has taken a major fault and whether the pages are
  *    cached, and preadv2 reads the input itself at offsets that must lie
  *    in the file.
@@ -41,56 +45,37 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#define PBITMAP_HOOK_EXEC 1
+#include "rt.h"
 #include "sys.h"
 
-/* Routed to the checks below; every other system call is the real one.  */
-#define rt_madvise fuzz_madvise
-#define rt_populate fuzz_populate
-#define rt_write fuzz_write
-#define rt_getrusage fuzz_getrusage
-#define rt_openat fuzz_openat
-#define rt_preadv2 fuzz_preadv2
-#define rt_close fuzz_close
-#define rt_newfstatat fuzz_newfstatat
-static long fuzz_madvise (unsigned long addr, unsigned long len, int advice);
-static long fuzz_populate (unsigned long addr, unsigned long len);
-static long fuzz_write (int fd, const void *buf, unsigned long len);
-static long fuzz_getrusage (int who, struct rt_rusage *ru);
-static long fuzz_openat (int dirfd, const char *path, int flags);
-static long fuzz_preadv2 (int fd, void *buf, unsigned long len, long off,
-                          int flags);
-static long fuzz_close (int fd);
-static long fuzz_newfstatat (int dirfd, const char *path, struct rt_stat *st,
-                             int flags);
+#if !defined PBITMAP_SYS_EXTERN
+# error "the runtime's files must be compiled with -DPBITMAP_SYS_EXTERN"
+#endif
 
-#include "prefetch.c"
-
-/* The runtime's entry guard and region symbol, which the linker plugin's
-   objects define in a real link.  The guard says "already ran", so the
-   .preinit_array hook compiled in with the runtime does nothing when the
-   harness starts.  */
+/* The harness gives the core its object's headers (rt_run's IM): the
+   runtime's own way to them (self.c) needs a real process.  */
 int
-__pbitmap_first_run (void)
+rt_self_find (const struct proc *pr, struct rt_object *im)
 {
-  return 0;
+  (void) pr;
+  (void) im;
+  abort ();
 }
-
-const unsigned char __pbitmap_region[PBITMAP_HEADER_SIZE]
-  __attribute__ ((aligned (16)));
 
 #define MAP_SPAN_MAX (64u << 20)
 #define GUARD (16u * RT_PAGE)
 
-/* The mapped object: the reservation, and the file-backed ranges of
-   the PT_LOADs of the headers the runtime found.  */
+/* The mapped object: the reservation, and what each PT_LOAD of the file
+   mapped, in header order: the pages [start, end), of which those below
+   file_end hold the file's bytes.  */
 static struct
 {
   unsigned char *reserve;
   size_t reserve_size;
-  uintptr_t file_start[RT_PHNUM_MAX];
+  uintptr_t start[RT_PHNUM_MAX];
   uintptr_t file_end[RT_PHNUM_MAX];
-  size_t nfile;
+  uintptr_t end[RT_PHNUM_MAX];
+  size_t nload;
   int cold;                     /* what getrusage says */
   int resident;                 /* what preadv2 with RWF_NOWAIT says */
   const uint8_t *data;          /* the file preadv2 reads */
@@ -112,29 +97,29 @@ page_up (uintptr_t a)
   return page_down (a + RT_PAGE - 1);
 }
 
+/* Whether the page at ADDR is mapped from the file: the last PT_LOAD
+   that spans it says so.  */
+static int
+page_from_file (uintptr_t addr)
+{
+  for (size_t i = mapped.nload; i-- > 0;)
+    if (addr >= mapped.start[i] && addr < mapped.end[i])
+      return addr < mapped.file_end[i];
+  return 0;
+}
+
 /* Whether [ADDR, ADDR + LEN) is all file-backed memory of the object.  */
 static int
 file_backed (uintptr_t addr, uintptr_t len)
 {
-  while (len > 0)
-    {
-      size_t i;
-      for (i = 0; i < mapped.nfile; i++)
-        if (addr >= mapped.file_start[i] && addr < mapped.file_end[i])
-          break;
-      if (i == mapped.nfile)
-        return 0;
-      uintptr_t step = mapped.file_end[i] - addr;
-      if (step >= len)
-        return 1;
-      addr += step;
-      len -= step;
-    }
+  for (uintptr_t at = page_down (addr); at < addr + len; at += RT_PAGE)
+    if (!page_from_file (at))
+      return 0;
   return 1;
 }
 
-static long
-fuzz_madvise (unsigned long addr, unsigned long len, int advice)
+long
+rt_madvise (unsigned long addr, unsigned long len, int advice)
 {
   if (len == 0 || addr % RT_PAGE != 0 || !file_backed (addr, len)
       || (advice == RT_MADV_WILLNEED && len > PBITMAP_CHUNK_PAGES * RT_PAGE))
@@ -148,8 +133,8 @@ fuzz_madvise (unsigned long addr, unsigned long len, int advice)
 
 /* The real MADV_POPULATE_READ, on memory of the reservation only: the
    runtime checks its own pages with it.  */
-static long
-fuzz_populate (unsigned long addr, unsigned long len)
+long
+rt_populate (unsigned long addr, unsigned long len)
 {
   uintptr_t start = (uintptr_t) mapped.reserve;
   if (addr % RT_PAGE != 0 || len == 0 || addr < start
@@ -164,8 +149,8 @@ fuzz_populate (unsigned long addr, unsigned long len)
          ? 0 : -RT_EINVAL;
 }
 
-static long
-fuzz_getrusage (int who, struct rt_rusage *ru)
+long
+rt_getrusage (int who, struct rt_rusage *ru)
 {
   (void) who;
   memset (ru, 0, sizeof *ru);
@@ -173,8 +158,8 @@ fuzz_getrusage (int who, struct rt_rusage *ru)
   return 0;
 }
 
-static long
-fuzz_openat (int dirfd, const char *path, int flags)
+long
+rt_openat (int dirfd, const char *path, int flags)
 {
   (void) dirfd;
   (void) flags;
@@ -186,8 +171,8 @@ fuzz_openat (int dirfd, const char *path, int flags)
 
 /* The input read as the file: the first page is always cached, the
    others as the input says.  */
-static long
-fuzz_preadv2 (int fd, void *buf, unsigned long len, long off, int flags)
+long
+rt_preadv2 (int fd, void *buf, unsigned long len, long off, int flags)
 {
   if (fd != FUZZ_FD || !mapped.open || flags != RT_RWF_NOWAIT || off < 0
       || len == 0)
@@ -206,8 +191,8 @@ fuzz_preadv2 (int fd, void *buf, unsigned long len, long off, int flags)
   return (long) n;
 }
 
-static long
-fuzz_close (int fd)
+long
+rt_close (int fd)
 {
   if (fd != FUZZ_FD || !mapped.open)
     abort ();
@@ -218,8 +203,8 @@ fuzz_close (int fd)
 /* The input's file is on no block device (device 0:0): the gap of a
    bitmap that leaves it to the reader is the unknown device's, with no
    sysfs call.  */
-static long
-fuzz_newfstatat (int dirfd, const char *path, struct rt_stat *st, int flags)
+long
+rt_newfstatat (int dirfd, const char *path, struct rt_stat *st, int flags)
 {
   (void) dirfd;
   (void) flags;
@@ -229,32 +214,33 @@ fuzz_newfstatat (int dirfd, const char *path, struct rt_stat *st, int flags)
   return 0;
 }
 
-static long
-fuzz_write (int fd, const void *buf, unsigned long len)
+long
+rt_write (int fd, const void *buf, unsigned long len)
 {
   (void) fd;
   (void) buf;
   return (long) len;
 }
 
-/* The file-backed pages of the PT_LOADs of IM, as the runtime sees
-   them, become the ranges madvise and mincore may be asked about.  */
-static void
-file_backed_from (const struct image *im)
+/* The system calls the runtime's core never makes here: the device of
+   "fuzz" is 0:0, which has no sysfs entry to read, and the debug line's
+   time is taken, not checked.  */
+long
+rt_readlinkat (int dirfd, const char *path, char *buf, unsigned long size)
 {
-  mapped.nfile = 0;
-  for (size_t i = 0; i < im->phnum; i++)
-    {
-      const rt_phdr *ph = image_phdr (im, i);
-      if (ph->p_type != PT_LOAD || ph->p_filesz == 0
-          || (ph->p_vaddr - ph->p_offset) % RT_PAGE != 0
-          || ph->p_filesz > UINT64_MAX - ph->p_offset)
-        continue;
-      mapped.file_start[mapped.nfile] = page_down (im->bias + ph->p_vaddr);
-      mapped.file_end[mapped.nfile]
-        = page_up (im->bias + ph->p_vaddr + ph->p_filesz);
-      mapped.nfile++;
-    }
+  (void) dirfd;
+  (void) path;
+  (void) buf;
+  (void) size;
+  abort ();
+}
+
+long
+rt_clock_gettime (int clock, struct rt_timespec *ts)
+{
+  (void) clock;
+  ts->tv_sec = ts->tv_nsec = 0;
+  return 0;
 }
 
 /* Maps DATA as its PT_LOADs say; returns the load bias, or 0 when the
@@ -302,11 +288,18 @@ map_object (const uint8_t *data, size_t size)
   /* Every segment writable while copying, in header order as the kernel
      maps them (a later one overlapping an earlier one wins), then each
      its own protection, in the same order.  */
+  mapped.nload = 0;
   for (size_t i = 0; i < eh.e_phnum; i++)
     if (ph[i].p_type == PT_LOAD)
       {
         uintptr_t start = page_down (bias + ph[i].p_vaddr);
         uintptr_t end = page_up (bias + ph[i].p_vaddr + ph[i].p_memsz);
+        mapped.start[mapped.nload] = start;
+        mapped.file_end[mapped.nload]
+          = ph[i].p_filesz == 0 ? start
+                                : page_up (bias + ph[i].p_vaddr
+                                           + ph[i].p_filesz);
+        mapped.end[mapped.nload++] = end;
         if (end > start
             && mprotect ((void *) start, end - start,
                          PROT_READ | PROT_WRITE) != 0)
@@ -425,15 +418,15 @@ fuzzed_options (const uint8_t *data, size_t size)
        s = strtok_r (NULL, "\n", &save))
     env[k++] = s;
   env[k] = NULL;
-  return env_options (env);
+  return rt_env_options (env);
 }
 
 /* Reads the name the debug line would print, all of it.  */
 static void
-touch_name (const struct image *im)
+touch_name (const struct rt_object *im)
 {
   size_t max = RT_NAME_MAX;
-  const char *name = object_name (im, &max);
+  const char *name = rt_object_name (im, &max);
   volatile char sink = 0;
   for (size_t i = 0; i < max && name[i] != '\0'; i++)
     sink ^= name[i];
@@ -443,7 +436,7 @@ touch_name (const struct image *im)
 /* Every mode, the debug line and the name, on the headers IM the runtime
    accepted, in a process whose auxiliary vector says it is not secure.  */
 static void
-run_modes (const uint8_t *data, size_t size, const struct image *im)
+run_modes (const uint8_t *data, size_t size, const struct rt_object *im)
 {
   static const unsigned long auxv[] = { AT_PAGESZ, RT_PAGE, AT_SECURE, 0,
                                         AT_NULL, 0 };
@@ -453,14 +446,13 @@ run_modes (const uint8_t *data, size_t size, const struct image *im)
     MODE_POPULATE | OPT_NOCHECK | OPT_DEBUG,
     MODE_FULL | OPT_DEBUG,
   };
-  file_backed_from (im);
   for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
     {
       struct proc pr = { modes[i], auxv, -1, 0, 0 };
       struct outcome o;
-      run (&pr, im, "fuzz", &o);
+      rt_run (&pr, im, "fuzz", &o);
       if (modes[i] & OPT_DEBUG)
-        report ("fuzz", RT_NAME_MAX, &o, "harness");
+        rt_report ("fuzz", RT_NAME_MAX, &o, "harness");
     }
   touch_name (im);
 }
@@ -480,8 +472,8 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   /* As an executable's runtime, then as a library's.  */
   for (int check = 0; check < 2 && region != 0 && eh != 0; check++)
     {
-      struct image im;
-      if (image_find_at ((const rt_ehdr *) eh, region, check, &im) == 0)
+      struct rt_object im;
+      if (rt_object_find_at ((const rt_ehdr *) eh, region, check, &im) == 0)
         run_modes (data, size, &im);
     }
   munmap (mapped.reserve, mapped.reserve_size);

@@ -1,11 +1,12 @@
 /* pbitmap-plan.h: how the pages a bitmap marks become reads.
  *
  * Two readers issue a bitmap's reads: the runtime inside the program
- * (runtime/prefetch.c, in memory, with madvise) and the launcher
- * (elfpatch/run.c, in the file, with posix_fadvise).  Both take the
- * marked pages in ascending order, as runs of adjacent pages, and feed
- * them to the chunker below, so that the same bitmap gives the same reads
- * whoever issues them.
+ * (runtime/plan.c, in memory, with madvise) and the launcher
+ * (elfpatch/run.c through elfpatch/plan.c, in the file, with
+ * posix_fadvise).  Both find the marked pages with the scanner below, in
+ * ascending order, as runs of adjacent pages, and feed them to the
+ * chunker below, so that the same bitmap gives the same reads whoever
+ * issues them.
  *
  * A read (a chunk) starts at a marked page, ends at a marked page and
  * spans at most PBITMAP_CHUNK_PAGES pages (512 KiB):
@@ -122,6 +123,78 @@ pbitmap_chunker_add (struct pbitmap_chunker *c, uint64_t first,
       if (c->end - c->start == PBITMAP_CHUNK_PAGES)
         pbitmap_chunker_flush (c);
     }
+}
+
+
+/* ---- the scanner ---------------------------------------------------------
+ *
+ * Both readers find the runs of set bits the same way: 64 pages at a
+ * time, skipping words without a set bit, taking each run whole.  */
+
+/* Word W of the bitmap BITS of NBYTES bytes, page 64 * W in its least
+   significant bit, whatever the machine's byte order; past the last whole
+   word only the bitmap's own bytes are read.  */
+static inline uint64_t
+pbitmap_word (const unsigned char *bits, uint64_t nbytes, uint64_t w)
+{
+  const unsigned char *b = bits + w * 8;
+  if (w < nbytes / 8)
+    return (uint64_t) b[0] | (uint64_t) b[1] << 8 | (uint64_t) b[2] << 16
+           | (uint64_t) b[3] << 24 | (uint64_t) b[4] << 32
+           | (uint64_t) b[5] << 40 | (uint64_t) b[6] << 48
+           | (uint64_t) b[7] << 56;
+  uint64_t v = 0;
+  for (uint64_t i = 0; i < 8 && w * 8 + i < nbytes; i++)
+    v |= (uint64_t) b[i] << (8 * i);
+  return v;
+}
+
+/* Receives the run of set pages [LO, HI].  */
+typedef void pbitmap_run_fn (void *ctx, uint64_t lo, uint64_t hi);
+
+/* Calls RUN for each run of set pages of BITS (NBYTES bytes) inside
+   [FIRST, LAST], in ascending order; a run is cut only at FIRST and LAST.
+   LAST must be a page of the bitmap (LAST < 8 * NBYTES).  */
+static inline void
+pbitmap_scan (const unsigned char *bits, uint64_t nbytes, uint64_t first,
+              uint64_t last, pbitmap_run_fn *run, void *ctx)
+{
+  int open = 0;
+  uint64_t lo = 0;
+  for (uint64_t w = first / 64; w <= last / 64; w++)
+    {
+      uint64_t word = pbitmap_word (bits, nbytes, w);
+      if (w == first / 64)
+        word &= ~(uint64_t) 0 << (first % 64);
+      if (w == last / 64 && last % 64 != 63)
+        word &= ((uint64_t) 1 << (last % 64 + 1)) - 1;
+      unsigned pos = 0;
+      while (pos < 64)
+        {
+          if (!open)
+            {
+              uint64_t rest = word >> pos;
+              if (rest == 0)
+                break;
+              pos += (unsigned) __builtin_ctzll (rest);
+              lo = w * 64 + pos;
+              open = 1;
+            }
+          uint64_t zeros = ~(word >> pos);
+          unsigned ones = zeros == 0 ? 64 - pos
+                                     : (unsigned) __builtin_ctzll (zeros);
+          if (ones > 64 - pos)
+            ones = 64 - pos;
+          pos += ones;
+          if (pos < 64)
+            {
+              run (ctx, lo, w * 64 + pos - 1);
+              open = 0;
+            }
+        }
+    }
+  if (open)
+    run (ctx, lo, last);
 }
 
 

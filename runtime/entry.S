@@ -26,7 +26,7 @@
  * doc/format.md).  The stub never reads the region: the program starts
  * the same whatever its bitmap holds.  The last two words are for the
  * libraries' runtimes: they find the executable's walk record
- * (__pbitmap_walked in prefetch.c) through the same field and check the
+ * (__pbitmap_walked in walk.c) through the same field and check the
  * fourth word before they follow the third.
  */
 

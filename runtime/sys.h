@@ -89,6 +89,23 @@ struct rt_rusage
   long ru_rest[8];
 };
 
+#if defined PBITMAP_SYS_EXTERN
+/* A harness that runs the runtime's files inside an ordinary process
+   (fuzz/runtime-region.c) defines these calls itself, to watch them.  */
+long rt_write (int fd, const void *buf, unsigned long len);
+long rt_openat (int dirfd, const char *path, int flags);
+long rt_close (int fd);
+long rt_madvise (unsigned long addr, unsigned long len, int advice);
+long rt_populate (unsigned long addr, unsigned long len);
+long rt_getrusage (int who, struct rt_rusage *ru);
+long rt_preadv2 (int fd, void *buf, unsigned long len, long off, int flags);
+long rt_newfstatat (int dirfd, const char *path, struct rt_stat *st,
+                    int flags);
+long rt_readlinkat (int dirfd, const char *path, char *buf,
+                    unsigned long size);
+long rt_clock_gettime (int clock, struct rt_timespec *ts);
+#else
+
 /* The kernel clobbers rcx (return address) and r11 (flags) and may read
    memory the arguments point to: hence the "memory" clobber.  */
 static inline long
@@ -221,5 +238,7 @@ rt_clock_gettime (int clock, struct rt_timespec *ts)
 {
   return rt_syscall2 (SYS_RT_CLOCK_GETTIME, clock, (long) ts);
 }
+
+#endif /* PBITMAP_SYS_EXTERN */
 
 #endif /* PBITMAP_SYS_H */

@@ -1,0 +1,190 @@
+/* plan.c: the reads an object's bitmap turns into (step 4 of
+ * runtime/prefetch.c).
+ *
+ * The PT_LOADs are visited in ascending address order; the set bits of
+ * the file pages each maps come from the scanner of
+ * include/pbitmap-plan.h as runs, a file page already mapped by an
+ * earlier PT_LOAD is left out, and the runs go, as addresses, to the
+ * chunker there.  A gap is read through only where the memory between is
+ * all mapped from the file.  The same plan is first only counted and
+ * sampled, then issued, one madvise per chunk.
+ */
+
+#include "rt.h"
+#include "sys.h"
+
+static void plan_chunk (void *ctx, uint64_t first, uint64_t npages);
+
+void
+rt_plan_init (struct plan *p, const struct segment *segs, uint64_t max_gap,
+           int advice)
+{
+  pbitmap_chunker_init (&p->chunker, max_gap, plan_chunk, p);
+  p->seg = 0;
+  p->scan = 0;
+  p->segs = segs;
+  p->advice = advice;
+  p->n.pages = p->n.runs = p->n.calls = 0;
+  p->nsample = 0;
+  p->stride = 1;
+}
+
+/* Samples the NPAGES pages at ADDR, whose first page is planned page
+   number FIRST.  */
+static void
+plan_sample (struct plan *p, uintptr_t addr, uint64_t first, uint64_t npages)
+{
+  uint64_t idx = (first + p->stride - 1) / p->stride * p->stride;
+  while (idx < first + npages)
+    {
+      if (p->nsample == RT_SAMPLES)
+        {
+          for (unsigned i = 0; i < RT_SAMPLES / 2; i++)
+            p->sample[i] = p->sample[2 * i];
+          p->nsample = RT_SAMPLES / 2;
+          p->stride *= 2;
+          if (idx % p->stride != 0)
+            {
+              idx += p->stride / 2;
+              continue;
+            }
+        }
+      p->sample[p->nsample++] = addr + (idx - first) * RT_PAGE;
+      idx += p->stride;
+    }
+}
+
+/* One chunk of the plan: madvise it, or count and sample it.  A kernel
+   without MADV_POPULATE_READ (before 5.14) says EINVAL: then WILLNEED it
+   is.  */
+static void
+plan_chunk (void *ctx, uint64_t first, uint64_t npages)
+{
+  struct plan *p = ctx;
+  uintptr_t addr = (uintptr_t) first * RT_PAGE;
+  uintptr_t len = (uintptr_t) npages * RT_PAGE;
+  if (p->advice == 0)
+    plan_sample (p, addr, p->n.pages, npages);
+  else if (rt_madvise (addr, len, p->advice) == -RT_EINVAL
+           && p->advice == RT_MADV_POPULATE_READ)
+    {
+      p->advice = RT_MADV_WILLNEED;
+      rt_madvise (addr, len, p->advice);
+    }
+  p->n.calls++;
+  p->n.pages += npages;
+}
+
+/* Whether the memory between segments FROM and TO (sorted indices) is
+   all mapped from the file: each one starts where the one before ends.
+   Reading through a gap is only safe over mapped memory.  */
+static int
+segments_adjacent (const struct segment *segs, size_t from, size_t to)
+{
+  for (size_t j = from; j < to; j++)
+    if (segs[j + 1].delta + segs[j + 1].first * RT_PAGE
+        > segs[j].delta + (segs[j].last + 1) * RT_PAGE)
+      return 0;
+  return 1;
+}
+
+/* Adds NPAGES pages at ADDR, in segment SEG, to the plan.  Addresses
+   only ascend.  */
+static void
+plan_add (struct plan *p, uintptr_t addr, uint64_t npages, size_t seg)
+{
+  int gap_readable = segments_adjacent (p->segs, p->seg, seg);
+  pbitmap_chunker_add (&p->chunker, addr / RT_PAGE, npages, gap_readable);
+  p->seg = seg;
+}
+
+/* Adds file pages [LO, HI] of segment K, leaving out the pages an earlier
+   segment maps, so that every file page is planned once.  */
+static void
+plan_pages (struct plan *p, size_t k, uint64_t lo, uint64_t hi)
+{
+  const struct segment *segs = p->segs;
+  while (lo <= hi)
+    {
+      size_t j = 0;
+      while (j < k && !(segs[j].first <= lo && lo <= segs[j].last))
+        j++;
+      if (j < k)
+        {
+          if (segs[j].last >= hi)
+            return;
+          lo = segs[j].last + 1;
+          continue;
+        }
+      uint64_t end = hi;
+      for (j = 0; j < k; j++)
+        if (segs[j].first > lo && segs[j].first <= end)
+          end = segs[j].first - 1;
+      plan_add (p, segs[k].delta + lo * RT_PAGE, end - lo + 1, k);
+      if (end == hi)
+        return;
+      lo = end + 1;
+    }
+}
+
+/* The PT_LOADs that map file pages, sorted by address, into SEGS (room
+   for RT_LOADS_MAX).  A segment whose address and offset disagree modulo
+   the page size cannot have been mapped and is left out.  Returns their
+   number, or -1 when there are more than RT_LOADS_MAX.  */
+long
+rt_segments_collect (const struct rt_object *im, struct segment *segs)
+{
+  size_t n = 0;
+  for (size_t i = 0; i < im->phnum; i++)
+    {
+      const rt_phdr *ph = rt_object_phdr (im, i);
+      if (ph->p_type != PT_LOAD || ph->p_filesz == 0
+          || (ph->p_vaddr - ph->p_offset) % RT_PAGE != 0
+          || ph->p_filesz > UINT64_MAX - ph->p_offset)
+        continue;
+      if (n == RT_LOADS_MAX)
+        return -1;
+      struct segment s;
+      s.first = ph->p_offset / RT_PAGE;
+      s.last = (ph->p_offset + ph->p_filesz - 1) / RT_PAGE;
+      s.vaddr = ph->p_vaddr;
+      s.delta = im->bias + ph->p_vaddr - ph->p_offset;
+      size_t j = n++;
+      for (; j > 0 && segs[j - 1].vaddr > s.vaddr; j--)
+        segs[j] = segs[j - 1];
+      segs[j] = s;
+    }
+  return (long) n;
+}
+
+/* The scanner's receiver: the run [LO, HI] of set pages of segment
+   P->scan.  */
+static void
+plan_run (void *ctx, uint64_t lo, uint64_t hi)
+{
+  struct plan *p = ctx;
+  plan_pages (p, p->scan, lo, hi);
+}
+
+/* Builds the whole plan: in full mode every page of every segment, else
+   the set bits that fall in a segment.  */
+void
+rt_plan_build (struct plan *p, const struct pbitmap_header *h, size_t nsegs,
+            int full)
+{
+  const unsigned char *bits = (const unsigned char *) h + PBITMAP_HEADER_SIZE;
+  uint64_t nbytes = pbitmap_bits_size (h->capacity);
+  const struct segment *segs = p->segs;
+  for (size_t k = 0; k < nsegs; k++)
+    if (full)
+      plan_pages (p, k, segs[k].first, segs[k].last);
+    else if (segs[k].first < h->capacity)
+      {
+        uint64_t last = segs[k].last < h->capacity ? segs[k].last
+                                                    : h->capacity - 1;
+        p->scan = k;
+        pbitmap_scan (bits, nbytes, segs[k].first, last, plan_run, p);
+      }
+  pbitmap_chunker_flush (&p->chunker);
+  p->n.runs = p->chunker.runs;
+}
