@@ -10,7 +10,8 @@
  * file range of one PT_LOAD (the runtime reads memory, and only mapped
  * memory can be read).  What the planner's receiver sees is summed up the
  * same way everywhere: pages read (gaps included) and reads; the chunker
- * counts the runs of set pages.
+ * counts the runs of set pages.  The set pages are found by the
+ * runtime's scanner, pbitmap_scan, also in include/pbitmap-plan.h.
  */
 
 #include <stdlib.h>
@@ -46,28 +47,39 @@ load_ranges (Elf *elf, struct page_range **out)
   return (long) m;
 }
 
+/* The scanner's receiver: a run of set pages of the PT_LOAD file range
+   being scanned, whose gaps may be read through after its first run.  */
+struct plan_scan
+{
+  struct pbitmap_chunker *chunker;
+  int in_load;
+  uint64_t planned;
+};
+
+static void
+plan_run (void *ctx, uint64_t lo, uint64_t hi)
+{
+  struct plan_scan *s = ctx;
+  pbitmap_chunker_add (s->chunker, lo, hi - lo + 1, s->in_load);
+  s->in_load = 1;
+  s->planned += hi - lo + 1;
+}
+
 uint64_t
 plan_bitmap (const struct page_range *loads, size_t n_loads,
              const unsigned char *bits, uint64_t capacity,
              struct pbitmap_chunker *chunker)
 {
-  uint64_t planned = 0;
+  struct plan_scan s = { chunker, 0, 0 };
+  uint64_t nbytes = pbitmap_bits_size (capacity);
   for (size_t i = 0; i < n_loads && loads[i].first < capacity; i++)
     {
       uint64_t last = loads[i].last < capacity ? loads[i].last : capacity - 1;
-      int in_load = 0;
-      for (uint64_t page = loads[i].first; page <= last; page++)
-        if ((page & 7) == 0 && bits[page >> 3] == 0 && last - page >= 7)
-          page += 7;            /* a byte without a set page */
-        else if (pbitmap_test (bits, page))
-          {
-            pbitmap_chunker_add (chunker, page, 1, in_load);
-            in_load = 1;
-            planned++;
-          }
+      s.in_load = 0;
+      pbitmap_scan (bits, nbytes, loads[i].first, last, plan_run, &s);
     }
   pbitmap_chunker_flush (chunker);
-  return planned;
+  return s.planned;
 }
 
 void
