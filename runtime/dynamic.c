@@ -107,15 +107,16 @@ dyn_string (const struct rt_object *im, uint64_t off, size_t *max)
   return (const char *) (strtab + off);
 }
 
-/* DT_SONAME of the object IM, or "lib".  */
 const char *
-rt_object_name (const struct rt_object *im, size_t *max)
+rt_object_name (const struct rt_object *im, const char *path, size_t *max)
 {
   uint64_t soname;
   const char *name = NULL;
-  if (rt_dyn_value (im, DT_SONAME, &soname) == 0)
+  if (im != NULL && rt_dyn_value (im, DT_SONAME, &soname) == 0)
     name = dyn_string (im, soname, max);
-  return name != NULL ? name : "lib";
+  if (name != NULL)
+    return name;
+  return path != NULL && *path != '\0' ? path : "lib";
 }
 
 /* The dynamic linker's list of loaded objects, through the DT_DEBUG of

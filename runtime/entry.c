@@ -190,7 +190,8 @@ __pbitmap_init (int argc, char **argv, char **envp)
   if (!o.have_image)
     o.have_image = rt_self_find (&pr, &o.im) == 0;
   size_t max = RT_NAME_MAX;
-  const char *name = o.have_image ? rt_object_name (&o.im, &max) : "lib";
+  const char *name = rt_object_name (o.have_image ? &o.im : NULL, path,
+                                     &max);
   rt_report (name, max, &o, NULL);
 }
 

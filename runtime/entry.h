@@ -55,7 +55,8 @@ RT_HIDDEN void rt_walk_objects (struct proc *pr, const struct rt_object *exe,
 #elif defined PBITMAP_HOOK_SHARED
 /* Runs from .init_array of a shared library, when the dynamic linker
    initializes it (at start-up or in dlopen).  NAME in the debug line is
-   the library's DT_SONAME, or "lib".  */
+   the library's DT_SONAME, else its path in the dynamic linker's list,
+   else "lib".  */
 PBITMAP_HIDDEN void __pbitmap_init (int argc, char **argv, char **envp);
 
 /* self.c: this library's entry in the dynamic linker's list, or null;

@@ -206,10 +206,12 @@ RT_HIDDEN const rt_dyn *rt_object_dynamic (const struct rt_object *im,
 RT_HIDDEN int rt_dyn_value (const struct rt_object *im, int64_t tag,
                             uint64_t *val);
 
-/* The name of IM for the debug line: its DT_SONAME, else "lib".  *MAX
-   is cut to the bytes the name may span.  */
+/* The name of the object IM (null: its headers were not found) for the
+   debug line: its DT_SONAME, else PATH, the name the dynamic linker
+   knows it by, when not null or empty, else "lib".  *MAX is cut to the
+   bytes a DT_SONAME may span.  */
 RT_HIDDEN const char *rt_object_name (const struct rt_object *im,
-                                      size_t *max);
+                                      const char *path, size_t *max);
 
 /* The dynamic linker's list of loaded objects, through the executable
    EXE's DT_DEBUG, or null; the entry after M, or null.  */

@@ -69,7 +69,7 @@ rt_walk_objects (struct proc *pr, const struct rt_object *exe,
       if (pr->opts & OPT_DEBUG)
         {
           size_t max = RT_NAME_MAX;
-          const char *name = rt_object_name (&im, &max);
+          const char *name = rt_object_name (&im, m->l_name, &max);
           rt_report (name, max, &o, via);
         }
     }
