@@ -5,8 +5,7 @@
  * file is on (include/pbitmap-plan.h): newfstatat on the file, readlinkat
  * of /sys/dev/block/MAJ:MIN and, for a disk that is neither NVMe nor
  * virtual, openat, preadv2 and close of its queue/rotational.  This times
- * exactly those calls, with the runtime's own raw system calls
- * (runtime/sys.h) and classification:
+ * the runtime's own lookup (runtime/device.c, linked in):
  *
  *     device-cost FILE [N]
  *
@@ -16,43 +15,24 @@
  * median and 90th percentile of N more (default 2001), in nanoseconds.
  * Build:
  *
- *     cc -O2 -Iinclude -Iruntime -o device-cost bench/device-cost.c
+ *     cc -O2 -Iinclude -Iruntime -o device-cost bench/device-cost.c \
+ *        runtime/device.c runtime/options.c
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
-#include "pbitmap-plan.h"
-#include "sys.h"
+#include "rt.h"
 
-static long
-sysfs_readlink (void *ctx, const char *path, char *buf, unsigned long size)
-{
-  (void) ctx;
-  return rt_readlinkat (RT_AT_FDCWD, path, buf, size);
-}
-
-static int
-sysfs_first_byte (void *ctx, const char *path, char *byte)
-{
-  (void) ctx;
-  long fd = rt_openat (RT_AT_FDCWD, path, RT_O_RDONLY | RT_O_CLOEXEC);
-  if (fd < 0)
-    return -1;
-  long got = rt_preadv2 ((int) fd, byte, 1, 0, 0);
-  rt_close ((int) fd);
-  return got == 1 ? 0 : -1;
-}
-
+/* The runtime's lookup (runtime/device.c) in a process that is not
+   secure, with the last device forgotten so that every call looks.  */
 static enum pbitmap_device
 lookup (const char *path)
 {
-  struct rt_stat st;
-  struct pbitmap_sysfs sys = { sysfs_readlink, sysfs_first_byte, NULL };
-  if (rt_newfstatat (RT_AT_FDCWD, path, &st, 0) != 0)
-    return PBITMAP_DEVICE_UNKNOWN;
-  return pbitmap_device_classify (rt_major (st.st_dev), rt_minor (st.st_dev),
-                                  &sys);
+  static const unsigned long auxv[] = { AT_PAGESZ, RT_PAGE, AT_SECURE, 0,
+                                        AT_NULL, 0 };
+  struct proc pr = { 0, auxv, -1, 0, PBITMAP_DEVICE_UNKNOWN };
+  return rt_file_device (&pr, path);
 }
 
 static long long
