@@ -225,15 +225,15 @@ links_move (struct image *img)
   struct region *r = &img->region;
   if (!r->phdr_placed)
     return;
-  uint64_t moved = r->vaddr - r->phdr_vaddr;
+  int64_t moved = (int64_t) (r->vaddr - r->phdr_vaddr);
   unsigned char *hdr = img->buf + r->offset;
-  uint64_t *field[] = { &r->hdr.entry, &r->hdr.mark };
+  int64_t *field[] = { &r->hdr.entry, &r->hdr.mark };
   size_t at[] = { PBITMAP_OFF_ENTRY, PBITMAP_OFF_MARK };
   for (size_t i = 0; i < 2; i++)
     if (*field[i] != 0)
       {
         *field[i] -= moved;
-        put_u64 (hdr + at[i], *field[i], img->msb);
+        put_u64 (hdr + at[i], (uint64_t) *field[i], img->msb);
       }
 }
 

@@ -368,8 +368,8 @@ header_decode (const unsigned char *raw, int msb, struct pbitmap_header *h)
   h->runs = get_u64 (raw + PBITMAP_OFF_RUNS, msb);
   h->flags = get_u32 (raw + PBITMAP_OFF_FLAGS, msb);
   h->max_gap = get_u32 (raw + PBITMAP_OFF_MAX_GAP, msb);
-  h->entry = get_u64 (raw + PBITMAP_OFF_ENTRY, msb);
-  h->mark = get_u64 (raw + PBITMAP_OFF_MARK, msb);
+  h->entry = (int64_t) get_u64 (raw + PBITMAP_OFF_ENTRY, msb);
+  h->mark = (int64_t) get_u64 (raw + PBITMAP_OFF_MARK, msb);
   for (int i = 0; i < 2; i++)
     h->reserved[i] = get_u64 (raw + PBITMAP_OFF_RESERVED + 8 * i, msb);
 }

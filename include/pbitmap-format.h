@@ -172,8 +172,8 @@ struct pbitmap_header
   uint64_t runs;
   uint32_t flags;
   uint32_t max_gap;
-  uint64_t entry;               /* signed: slot address - field address */
-  uint64_t mark;                /* signed: mark address - field address */
+  int64_t entry;                /* slot address - field address */
+  int64_t mark;                 /* mark address - field address */
   uint64_t reserved[2];
 };
 

@@ -17,15 +17,9 @@
 #include <plugin-api.h>
 #include <gelf.h>
 
-/* Hidden symbols shared with the runtime (runtime/prefetch.c and
- * runtime/entry.S).  The region object defines the first at the region's
- * first byte; the executable runtime defines the second at its entry
- * slot, which its entry-point stub reads the original entry point from;
- * the shared-library runtime defines the third at its 8-byte mark, which
- * the executable's runtime sets once it has prefetched the library. */
-#define PBITMAP_REGION_SYMBOL "__pbitmap_region"
-#define PBITMAP_ENTRY_SLOT_SYMBOL "__pbitmap_entry_slot"
-#define PBITMAP_MARK_SYMBOL "__pbitmap_mark"
+/* The hidden symbols shared with the runtime, PBITMAP_*_SYMBOL, and the
+ * runtime objects' names, PBITMAP_RUNTIME_*. */
+#include "pbitmap-runtime.h"
 
 /* The empty note section that buys gold's links a spare program header,
  * and its alignment, which no other note has. */

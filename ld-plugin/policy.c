@@ -55,9 +55,6 @@
 # define SHN_X86_64_LCOMMON 0xff02
 #endif
 
-#define RUNTIME_EXEC "pbitmap-rt.o"
-#define RUNTIME_SHARED "pbitmap-rt-shared.o"
-
 /* Slack for what no input shows: linker-made sections, headers and
  * padding between segments. */
 #define SLACK_PAGES 16
@@ -391,7 +388,8 @@ policy_write_region (const struct link_policy *p,
 int
 policy_runtime (const struct link_policy *p, char **path)
 {
-  const char *name = p->output == LDPO_DYN ? RUNTIME_SHARED : RUNTIME_EXEC;
+  const char *name = p->output == LDPO_DYN ? PBITMAP_RUNTIME_SHARED
+                                           : PBITMAP_RUNTIME_EXEC;
 
   *path = NULL;
   if (p->no_runtime)

@@ -33,6 +33,7 @@
 #include <cet.h>
 
 #include "pbitmap-format.h"
+#include "pbitmap-runtime.h"
 
 	.text
 	.globl	__pbitmap_entry
@@ -50,7 +51,7 @@ __pbitmap_entry:
 	mov	%rbx, %rsp
 	pop	%rdx
 	pop	%rbx
-	lea	__pbitmap_entry_slot(%rip), %rax
+	lea	PBITMAP_ENTRY_SLOT_SYM(%rip), %rax
 	mov	PBITMAP_SLOT_START(%rax), %rcx
 	test	%rcx, %rcx
 	jz	1f
@@ -60,15 +61,15 @@ __pbitmap_entry:
 	.size	__pbitmap_entry, . - __pbitmap_entry
 
 	.section .rodata.__pbitmap_entry_slot, "a", @progbits
-	.globl	__pbitmap_entry_slot
-	.hidden	__pbitmap_entry_slot
-	.type	__pbitmap_entry_slot, @object
+	.globl	PBITMAP_ENTRY_SLOT_SYM
+	.hidden	PBITMAP_ENTRY_SLOT_SYM
+	.type	PBITMAP_ENTRY_SLOT_SYM, @object
 	.p2align 4
-__pbitmap_entry_slot:
-	.quad	__pbitmap_entry - __pbitmap_entry_slot
+PBITMAP_ENTRY_SLOT_SYM:
+	.quad	__pbitmap_entry - PBITMAP_ENTRY_SLOT_SYM
 	.quad	0
-	.quad	__pbitmap_walked - __pbitmap_entry_slot
+	.quad	__pbitmap_walked - PBITMAP_ENTRY_SLOT_SYM
 	.ascii	PBITMAP_SLOT_MAGIC_TEXT
-	.size	__pbitmap_entry_slot, . - __pbitmap_entry_slot
+	.size	PBITMAP_ENTRY_SLOT_SYM, . - PBITMAP_ENTRY_SLOT_SYM
 
 	.section .note.GNU-stack, "", @progbits

@@ -139,7 +139,7 @@ static void (*const pbitmap_preinit_entry) (int, char **, char **)
    (audit/audit.c, step 7); the runtime only reads it.  Whether the
    executable's runtime has done the work is read from the executable's
    own data (step 8).  */
-PBITMAP_HIDDEN volatile uint64_t __pbitmap_mark = PBITMAP_MARK_TODO;
+PBITMAP_HIDDEN volatile uint64_t PBITMAP_MARK_SYM = PBITMAP_MARK_TODO;
 
 /* For the debug line of a library the executable's runtime walked: what
    that runtime found, when it found no bitmap or an empty one (*O, and 0);
@@ -168,7 +168,7 @@ void
 __pbitmap_init (int argc, char **argv, char **envp)
 {
   struct proc pr;
-  if (__pbitmap_mark == PBITMAP_MARK_DONE)
+  if (PBITMAP_MARK_SYM == PBITMAP_MARK_DONE)
     return;
   rt_proc_init (&pr, argc, argv, envp);
   int walked;

@@ -14,6 +14,7 @@
 #ifndef PBITMAP_ENTRY_H
 #define PBITMAP_ENTRY_H
 
+#include "pbitmap-runtime.h"
 #include "rt.h"
 
 #define PBITMAP_HIDDEN __attribute__ ((visibility ("hidden")))
@@ -22,7 +23,7 @@
    adds to every link defines it, hidden, so its address is PC-relative
    (no GOT entry, no dynamic relocation, usable before a static PIE has
    relocated itself).  A link without that object fails.  */
-extern const unsigned char __pbitmap_region[] PBITMAP_HIDDEN;
+extern const unsigned char PBITMAP_REGION_SYM[] PBITMAP_HIDDEN;
 
 #if defined PBITMAP_HOOK_EXEC
 /* Runs from .preinit_array: before the constructors of the program and of

@@ -23,7 +23,7 @@ rt_self_find (const struct proc *pr, struct rt_object *im)
   uintptr_t phdr = rt_auxv_value (pr, AT_PHDR);
   const rt_ehdr *eh = (const rt_ehdr *) (phdr & ~(uintptr_t) (RT_PAGE - 1));
   if (phdr == 0
-      || rt_object_find_at (eh, (uintptr_t) __pbitmap_region, 0, im) != 0
+      || rt_object_find_at (eh, (uintptr_t) PBITMAP_REGION_SYM, 0, im) != 0
       || (uintptr_t) im->phdr != phdr)
     return -1;
   return 0;
@@ -89,7 +89,7 @@ executable_walked (const struct rt_object *exe)
   if (rt_region_phdr (exe, &reg) != 0)
     return NULL;
   uintptr_t field = exe->bias + reg.p_vaddr + PBITMAP_OFF_ENTRY;
-  uintptr_t slot = field + (uintptr_t) *(const uint64_t *) field;
+  uintptr_t slot = field + (uintptr_t) *(const int64_t *) field;
   if (slot % 8 != 0 || !object_holds (exe, slot, PBITMAP_SLOT_SIZE, PF_R, 0))
     return NULL;
   const uint64_t *words = (const uint64_t *) slot;
@@ -117,7 +117,7 @@ rt_library_entry (const struct proc *pr, int *walked)
     return NULL;
   const struct rt_link_map *last = executable_walked (&exe), *self = NULL;
   int passed = last == NULL;
-  uintptr_t here = (uintptr_t) __pbitmap_region;
+  uintptr_t here = (uintptr_t) PBITMAP_REGION_SYM;
   const struct rt_link_map *m = rt_loaded_objects (&exe);
   for (unsigned count = 0; m != NULL && count < RT_OBJECTS_MAX;
        count++, m = rt_next_object (m))
@@ -143,7 +143,7 @@ rt_self_find (const struct proc *pr, struct rt_object *im)
   const struct rt_link_map *self = rt_library_entry (pr, &walked);
   if (self == NULL || self->l_addr % RT_PAGE != 0
       || rt_object_find_at ((const rt_ehdr *) self->l_addr,
-                        (uintptr_t) __pbitmap_region, 1, im) != 0
+                        (uintptr_t) PBITMAP_REGION_SYM, 1, im) != 0
       || im->bias != self->l_addr)
     return -1;
   return 0;
