@@ -38,14 +38,15 @@
  * -fuse-ld=mold or -fuse-ld=lld), else ld.  It is looked up in PATH,
  * skipping pbitmap-ld itself.  gold needs the spare note (reserve.c)
  * under pbitmap-ld too; a linker is gold when its --version says so
- * ("GNU gold ..."), whatever its name.  Options, all removed before the
- * real linker sees the arguments (pass them with -Wl,): --pbitmap-ld=PROG
- * and the link policy's (policy.c) as --pbitmap-NAME: runtime-dir=DIR,
- * no-runtime, capacity=PAGES, hook=entry|preinit, order=FILE, verbose,
- * quiet; order=FILE also as the plugin takes it.  Relocatable links (-r) and
- * queries (--version, --help) go to the real linker untouched.  Response
- * files (@FILE) are passed on but not read: options in them are not seen
- * here.
+ * ("GNU gold ..."), whatever its name.
+ *
+ * Options, all removed before the real linker sees the arguments (pass
+ * them with -Wl,): --pbitmap-ld=PROG, and the link policy's (policy.c)
+ * as --pbitmap-NAME: runtime-dir=DIR, no-runtime, capacity=PAGES,
+ * hook=entry|preinit, order=FILE, verbose, quiet; order=FILE also as the
+ * plugin takes it.  Relocatable links (-r) and queries (--version,
+ * --help) go to the real linker untouched.  Response files (@FILE) are
+ * passed on but not read: options in them are not seen here.
  */
 
 #include <errno.h>
@@ -470,8 +471,9 @@ link_with_region (struct link *l, const char *linker)
   policy_report_output (&policy, l->output, capacity, &outcome);
   if (policy.verbose)
     plugin_message (LDPL_INFO, "%s: %s linked by %s: capacity %" PRIu64
-                    " pages, region %s", l->output, policy_output_kind (&policy),
-                    linker, capacity, outcome.in_shared_note
+                    " pages, region %s", l->output,
+                    policy_output_kind (&policy), linker, capacity,
+                    outcome.in_shared_note
                     ? "a note in a shared PT_NOTE" : "PT_PRESENT_BITMAP");
   return 0;
 }
