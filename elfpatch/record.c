@@ -907,8 +907,8 @@ report_regions (const struct recording *rec, const struct trace *t,
       elfpatch_note ("%s: no bitmap region: %s", output, rec->files[i].path);
   if (with == 0)
     elfpatch_warn ("%s: none of the %zu recorded files has a bitmap region "
-                   "(linked with the pbitmap plugin); nothing can be filled "
-                   "from it", output, t->n_blocks);
+                   "(linked with the pbitmap plugin); only --fill --store "
+                   "can use it", output, t->n_blocks);
   if (with == 0 || elfpatch_quiet)
     return;
   fflush (stdout);
