@@ -591,35 +591,13 @@ samples_cached (const char *name, const struct plan *p)
   return cached;
 }
 
-/* The calls of the device lookup (include/pbitmap-plan.h), made as the
-   runtime makes them; they belong in one freestanding file with the
-   runtime's once its device code stands on its own.  */
-static long
-sys_readlink (void *ctx, const char *path, char *buf, unsigned long size)
-{
-  (void) ctx;
-  return rt_readlinkat (RT_AT_FDCWD, path, buf, size);
-}
-
-static int
-sys_first_byte (void *ctx, const char *path, char *byte)
-{
-  (void) ctx;
-  long fd = rt_openat (RT_AT_FDCWD, path, RT_O_RDONLY | RT_O_CLOEXEC);
-  if (fd < 0)
-    return -1;
-  long got = rt_preadv2 ((int) fd, byte, 1, 0, 0);
-  rt_close ((int) fd);
-  return got == 1 ? 0 : -1;
-}
-
 /* The class of the device the file NAME is on; the last one is kept.  */
 static enum pbitmap_device
 device_of (const char *name)
 {
   struct rt_stat st;
-  static const struct pbitmap_sysfs sys = { sys_readlink, sys_first_byte,
-                                            NULL };
+  static const struct pbitmap_sysfs sys = { rt_sysfs_readlink,
+                                            rt_sysfs_first_byte, NULL };
   if (name == NULL || rt_newfstatat (RT_AT_FDCWD, name, &st, 0) != 0)
     return PBITMAP_DEVICE_UNKNOWN;
   if (!audit.have_class || st.st_dev != audit.last_dev)

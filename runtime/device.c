@@ -9,26 +9,6 @@
 #include "rt.h"
 #include "sys.h"
 
-/* The sysfs calls of include/pbitmap-plan.h's classification, raw.  */
-static long
-sysfs_readlink (void *ctx, const char *path, char *buf, unsigned long size)
-{
-  (void) ctx;
-  return rt_readlinkat (RT_AT_FDCWD, path, buf, size);
-}
-
-static int
-sysfs_first_byte (void *ctx, const char *path, char *byte)
-{
-  (void) ctx;
-  long fd = rt_openat (RT_AT_FDCWD, path, RT_O_RDONLY | RT_O_CLOEXEC);
-  if (fd < 0)
-    return -1;
-  long got = rt_preadv2 ((int) fd, byte, 1, 0, 0);
-  rt_close ((int) fd);
-  return got == 1 ? 0 : -1;
-}
-
 /* The class of the device the file PATH is on (step 6), unknown without
    a name (PATH null, a secure process) or when a call fails.  */
 enum pbitmap_device
@@ -40,7 +20,8 @@ rt_file_device (struct proc *pr, const char *path)
     return PBITMAP_DEVICE_UNKNOWN;
   if (pr->dev == 0 || pr->dev != st.st_dev)
     {
-      struct pbitmap_sysfs sys = { sysfs_readlink, sysfs_first_byte, NULL };
+      struct pbitmap_sysfs sys = { rt_sysfs_readlink, rt_sysfs_first_byte,
+                                  NULL };
       pr->dev_class = pbitmap_device_classify (rt_major (st.st_dev),
                                                rt_minor (st.st_dev), &sys);
       pr->dev = st.st_dev;

@@ -241,4 +241,27 @@ rt_clock_gettime (int clock, struct rt_timespec *ts)
 
 #endif /* PBITMAP_SYS_EXTERN */
 
+/* The two calls include/pbitmap-plan.h's device classification makes
+   (struct pbitmap_sysfs), made raw: for the runtime and the audit
+   module alike.  */
+static inline long
+rt_sysfs_readlink (void *ctx, const char *path, char *buf,
+                   unsigned long size)
+{
+  (void) ctx;
+  return rt_readlinkat (RT_AT_FDCWD, path, buf, size);
+}
+
+static inline int
+rt_sysfs_first_byte (void *ctx, const char *path, char *byte)
+{
+  (void) ctx;
+  long fd = rt_openat (RT_AT_FDCWD, path, RT_O_RDONLY | RT_O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  long got = rt_preadv2 ((int) fd, byte, 1, 0, 0);
+  rt_close ((int) fd);
+  return got == 1 ? 0 : -1;
+}
+
 #endif /* PBITMAP_SYS_H */
