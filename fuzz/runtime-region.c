@@ -452,7 +452,7 @@ run_modes (const uint8_t *data, size_t size, const struct rt_object *im)
       struct outcome o;
       rt_run (&pr, im, "fuzz", &o);
       if (modes[i] & OPT_DEBUG)
-        rt_report ("fuzz", RT_NAME_MAX, &o, "harness");
+        rt_report ("pbitmap", "fuzz", RT_NAME_MAX, &o, "via", "harness");
     }
   touch_name (im);
 }

@@ -60,7 +60,7 @@ exec_run (int argc, char **argv, char **envp, struct outcome *o)
   const char *name = argc > 0 && argv != NULL ? argv[0] : NULL;
   rt_run (&pr, NULL, (const char *) rt_auxv_value (&pr, AT_EXECFN), o);
   if (pr.opts & OPT_DEBUG)
-    rt_report (name, RT_NAME_MAX, o, NULL);
+    rt_report ("pbitmap", name, RT_NAME_MAX, o, NULL, NULL);
   if (o->have_image)
     rt_walk_objects (&pr, &o->im, name != NULL ? name : "?");
 }
@@ -192,7 +192,7 @@ __pbitmap_init (int argc, char **argv, char **envp)
   size_t max = RT_NAME_MAX;
   const char *name = rt_object_name (o.have_image ? &o.im : NULL, path,
                                      &max);
-  rt_report (name, max, &o, NULL);
+  rt_report ("pbitmap", name, max, &o, NULL, NULL);
 }
 
 /* glibc passes (argc, argv, envp) to .init_array entries too.  */

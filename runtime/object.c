@@ -114,6 +114,77 @@ rt_object_from_ehdr (const rt_ehdr *eh, int check, struct rt_object *im)
 }
 
 
+/* Whether [ADDR, ADDR + LEN) lies in one PT_LOAD of IM whose p_flags
+   include FLAGS, inside its file-backed part (p_filesz) or, with MEM,
+   anywhere in its memory (p_memsz).  */
+int
+rt_object_holds (const struct rt_object *im, uintptr_t addr, size_t len,
+                 unsigned flags, int mem)
+{
+  for (size_t i = 0; i < im->phnum; i++)
+    {
+      const rt_phdr *ph = rt_object_phdr (im, i);
+      uint64_t size = mem ? ph->p_memsz : ph->p_filesz;
+      uintptr_t start = im->bias + ph->p_vaddr;
+      if (ph->p_type == PT_LOAD && (ph->p_flags & flags) == flags
+          && addr >= start && addr - start <= size
+          && len <= size - (addr - start))
+        return 1;
+    }
+  return 0;
+}
+
+/* Whether the dynamic linker has read its hash table of the loaded object
+   M, which it sets up (DT_GNU_HASH, else DT_HASH) when it maps an object,
+   from the page at EH: then that page is mapped.  M's dynamic section is
+   mapped (the dynamic linker read it to its DT_NULL), and its d_ptr
+   values are addresses, or, where it left a read-only section alone,
+   addresses less the load bias.  */
+static int
+hash_read_from (const struct rt_link_map *m, uintptr_t eh)
+{
+  const rt_dyn *d = m->l_ld;
+  uint64_t hash = 0;
+  if (d == NULL || (uintptr_t) d % 8 != 0)
+    return 0;
+  for (size_t i = 0; i < RT_DYN_BYTES_MAX / sizeof *d && d[i].d_tag != DT_NULL;
+       i++)
+    if (d[i].d_tag == DT_GNU_HASH
+        || (d[i].d_tag == DT_HASH && hash == 0))
+      hash = d[i].d_un.d_ptr;
+  return hash != 0 && (hash - eh < RT_PAGE || hash < RT_PAGE);
+}
+
+/* The headers of the loaded object M: the ELF header must be at l_addr
+   (where a shared object's first PT_LOAD, at address 0, puts it), valid,
+   and its PT_DYNAMIC must be M's l_ld.  The dynamic linker has mapped the
+   object and nothing has run since that could have changed it, but l_addr
+   is only the load bias: an object whose first PT_LOAD is not at address
+   0 has no header there, and possibly no mapping.  The page is known to
+   be mapped when the dynamic linker has read its hash table from it
+   (every ordinary shared object has it in its first page); otherwise it
+   is faulted in first, which fails where it is not mapped, and a kernel
+   that does not know MADV_POPULATE_READ (before 5.14) says EINVAL, and
+   then the page is read as ld.so left it.  */
+int
+rt_object_loaded (const struct rt_link_map *m, struct rt_object *im)
+{
+  uintptr_t eh = m->l_addr;
+  if (eh == 0 || eh % RT_PAGE != 0)
+    return -1;
+  if (!hash_read_from (m, eh))
+    {
+      long populated = rt_populate (eh, RT_PAGE);
+      if (populated != 0 && populated != -RT_EINVAL)
+        return -1;
+    }
+  size_t ndyn;
+  if (rt_object_from_ehdr ((const rt_ehdr *) eh, 0, im) != 0
+      || im->bias != eh || rt_object_dynamic (im, &ndyn) != m->l_ld)
+    return -1;
+  return 0;
+}
+
 /* Whether [OFFSET, OFFSET + SIZE) of the file lies in the file range of
    a readable PT_LOAD that maps it at VADDR: the bytes may be read at
    bias + VADDR.  */

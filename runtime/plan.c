@@ -188,3 +188,51 @@ rt_plan_build (struct plan *p, const struct pbitmap_header *h, size_t nsegs,
   pbitmap_chunker_flush (&p->chunker);
   p->n.runs = p->chunker.runs;
 }
+
+/* Plans the bitmap H (a region's header and bits, IM's own or another
+   copy of them) over IM's PT_LOADs and issues it, as OPTS say: first the
+   residency sample (PROBES of the sampled pages, at most RT_SAMPLES, are
+   asked), then, unless they are all resident, one madvise per chunk at
+   the gap H pins or, with PBITMAP_F_GAP_AUTO, the gap of the device PATH
+   is on.  PATH names IM's file, or is null.  */
+enum status
+rt_plan_prefetch (const struct rt_object *im, const struct pbitmap_header *h,
+                  unsigned opts, struct proc *pr, const char *path,
+                  unsigned probes, struct counts *n, struct gap *gap)
+{
+  unsigned mode = opts & OPT_MODE;
+  int full = mode == MODE_FULL;
+  if (!full && rt_region_empty (h))
+    return ST_EMPTY;
+
+  struct segment segs[RT_LOADS_MAX];
+  long nsegs = rt_segments_collect (im, segs);
+  if (nsegs < 0)
+    return ST_INVALID;
+
+  struct plan p;
+  if (!(opts & OPT_NOCHECK))
+    {
+      rt_plan_init (&p, segs, h->max_gap, 0);
+      rt_plan_build (&p, h, (size_t) nsegs, full);
+      *n = p.n;
+      if (rt_plan_resident (&p, (size_t) nsegs, im, pr, path, probes))
+        return ST_CACHED;
+    }
+  gap->pages = h->max_gap;
+  gap->device = GAP_PINNED;
+  if (h->flags & PBITMAP_F_GAP_AUTO)
+    {
+      enum pbitmap_device d = rt_file_device (pr, path);
+      gap->pages = pbitmap_device_gap (d);
+      gap->device = (int) d;
+    }
+  rt_plan_init (&p, segs, gap->pages,
+                mode == MODE_POPULATE ? RT_MADV_POPULATE_READ
+                                      : RT_MADV_WILLNEED);
+  rt_plan_build (&p, h, (size_t) nsegs, full);
+  *n = p.n;
+  if (full)
+    return ST_FULL;
+  return p.advice == RT_MADV_POPULATE_READ ? ST_POPULATE : ST_WILLNEED;
+}

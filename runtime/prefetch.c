@@ -138,15 +138,6 @@
 #include "rt.h"
 #include "sys.h"
 
-/* Whether the checked region H marks nothing: never filled, or filled
-   with no page.  */
-int
-rt_region_empty (const struct pbitmap_header *h)
-{
-  return !(h->flags & PBITMAP_F_FILLED) || h->pages_set == 0
-         || h->capacity == 0;
-}
-
 /* Finds IM's region and prefetches what it marks, as OPTS say.  PATH
    names IM's file for the residency sample, or is null.  */
 static enum status
@@ -156,40 +147,7 @@ prefetch (const struct rt_object *im, unsigned opts, struct proc *pr,
   const struct pbitmap_header *h = rt_region_header (im);
   if (h == NULL)
     return ST_INVALID;
-  unsigned mode = opts & OPT_MODE;
-  int full = mode == MODE_FULL;
-  if (!full && rt_region_empty (h))
-    return ST_EMPTY;
-
-  struct segment segs[RT_LOADS_MAX];
-  long nsegs = rt_segments_collect (im, segs);
-  if (nsegs < 0)
-    return ST_INVALID;
-
-  struct plan p;
-  if (!(opts & OPT_NOCHECK))
-    {
-      rt_plan_init (&p, segs, h->max_gap, 0);
-      rt_plan_build (&p, h, (size_t) nsegs, full);
-      *n = p.n;
-      if (rt_plan_resident (&p, (size_t) nsegs, im, pr, path))
-        return ST_CACHED;
-    }
-  gap->pages = h->max_gap;
-  gap->device = GAP_PINNED;
-  if (h->flags & PBITMAP_F_GAP_AUTO)
-    {
-      enum pbitmap_device d = rt_file_device (pr, path);
-      gap->pages = pbitmap_device_gap (d);
-      gap->device = (int) d;
-    }
-  rt_plan_init (&p, segs, gap->pages,
-                mode == MODE_POPULATE ? RT_MADV_POPULATE_READ : RT_MADV_WILLNEED);
-  rt_plan_build (&p, h, (size_t) nsegs, full);
-  *n = p.n;
-  if (full)
-    return ST_FULL;
-  return p.advice == RT_MADV_POPULATE_READ ? ST_POPULATE : ST_WILLNEED;
+  return rt_plan_prefetch (im, h, opts, pr, path, RT_SAMPLES, n, gap);
 }
 
 /* Runs the core on the object IM (null: this object), as PR's options

@@ -133,3 +133,12 @@ rt_region_header (const struct rt_object *im)
   return pbitmap_header_check (h, reg.p_filesz) == PBITMAP_HEADER_OK
          ? h : NULL;
 }
+
+/* Whether the checked region H marks nothing: never filled, or filled
+   with no page.  */
+int
+rt_region_empty (const struct pbitmap_header *h)
+{
+  return !(h->flags & PBITMAP_F_FILLED) || h->pages_set == 0
+         || h->capacity == 0;
+}

@@ -42,18 +42,37 @@ line_field (struct line *l, const char *key, uint64_t v)
   line_u64 (l, v);
 }
 
+/* Starts L as "TOOL: NAME: ".  */
+static void
+line_head (struct line *l, const char *tool, const char *name,
+           size_t name_max)
+{
+  l->len = 0;
+  line_str (l, tool, 32);
+  line_str (l, ": ", 2);
+  line_str (l, name, name_max);
+  line_str (l, ": ", 2);
+}
+
+/* Ends L with a newline, cut where the buffer is full, and writes it.  */
+static void
+line_emit (struct line *l)
+{
+  if (l->len == sizeof l->buf)
+    l->len--;
+  l->buf[l->len++] = '\n';
+  rt_write (2, l->buf, l->len);
+}
+
 /* Prints the one line for an object, with one write.  NAME may be null.
    VIA, when not null, names the program whose runtime did the work for
    this object (a library prefetched by the executable).  */
 void
-rt_report (const char *name, size_t name_max, const struct outcome *o,
-        const char *via)
+rt_report (const char *tool, const char *name, size_t name_max,
+           const struct outcome *o, const char *label, const char *tail)
 {
   struct line l;
-  l.len = 0;
-  line_str (&l, "pbitmap: ", 16);
-  line_str (&l, name != NULL ? name : "?", name_max);
-  line_str (&l, ": ", 16);
+  line_head (&l, tool, name != NULL ? name : "?", name_max);
   switch (o->st)
     {
     case ST_WILLNEED:
@@ -90,15 +109,26 @@ rt_report (const char *name, size_t name_max, const struct outcome *o,
       line_str (&l, "off", 32);
       break;
     }
-  if (via != NULL)
+  if (tail != NULL)
     {
-      line_str (&l, " via ", 16);
-      line_str (&l, via, RT_NAME_MAX);
+      line_str (&l, " ", 1);
+      line_str (&l, label, 16);
+      line_str (&l, " ", 1);
+      line_str (&l, tail, sizeof l.buf);
     }
-  if (l.len == sizeof l.buf)
-    l.len--;
-  l.buf[l.len++] = '\n';
-  rt_write (2, l.buf, l.len);
+  line_emit (&l);
+}
+
+void
+rt_say (const char *tool, const char *name, const char *what,
+        const char *detail)
+{
+  struct line l;
+  line_head (&l, tool, name, RT_NAME_MAX);
+  line_str (&l, what, 64);
+  if (detail != NULL)
+    line_str (&l, detail, sizeof l.buf);
+  line_emit (&l);
 }
 
 uint64_t

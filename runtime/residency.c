@@ -42,12 +42,14 @@ file_matches (int fd, uint64_t off, const unsigned char *mem, size_t len)
   return 1;
 }
 
-/* Whether every sampled page of the plan P of IM is in the page cache
-   (step 5).  PATH names IM's file, or is null.  No sample (nothing
-   planned) is not resident: there is nothing to skip.  */
+/* Whether the sampled pages of the plan P of IM are in the page cache
+   (step 5): PROBES of them, evenly spread, or all when there are fewer.
+   PATH names IM's file, or is null.  No sample (nothing planned) is not
+   resident: there is nothing to skip.  */
 int
-rt_plan_resident (const struct plan *p, size_t nsegs, const struct rt_object *im,
-               struct proc *pr, const char *path)
+rt_plan_resident (const struct plan *p, size_t nsegs,
+                  const struct rt_object *im, struct proc *pr,
+                  const char *path, unsigned probes)
 {
   if (p->nsample == 0 || path == NULL || *path == '\0' || rt_proc_secure (pr)
       || rt_proc_cold (pr))
@@ -59,9 +61,11 @@ rt_plan_resident (const struct plan *p, size_t nsegs, const struct rt_object *im
   const rt_ehdr *eh = (const rt_ehdr *) im->ehdr;
   int resident = file_matches ((int) fd, 0, im->ehdr,
                                eh->e_phoff + im->phnum * im->phentsize);
-  for (unsigned i = 0; i < p->nsample && resident; i++)
+  unsigned asked = probes < p->nsample ? probes : p->nsample;
+  for (unsigned k = 0; k < asked && resident; k++)
     {
       unsigned char byte;
+      unsigned i = (unsigned) ((uint64_t) k * p->nsample / asked);
       uint64_t off = plan_offset (p, nsegs, p->sample[i]);
       resident = off != UINT64_MAX
                  && rt_preadv2 ((int) fd, &byte, 1, (long) off,

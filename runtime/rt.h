@@ -155,6 +155,11 @@ RT_HIDDEN int rt_object_from_ehdr (const rt_ehdr *eh, int check,
 
 /* Whether [OFFSET, OFFSET + SIZE) of the file lies in the file range of
    a readable PT_LOAD that maps it at VADDR.  */
+/* Whether [ADDR, ADDR + LEN) lies in one PT_LOAD of IM with FLAGS, in
+   its file-backed part, or with MEM anywhere in its memory.  */
+RT_HIDDEN int rt_object_holds (const struct rt_object *im, uintptr_t addr,
+                               size_t len, unsigned flags, int mem);
+
 RT_HIDDEN int rt_object_maps (const struct rt_object *im, uint64_t offset,
                               uint64_t vaddr, uint64_t size);
 
@@ -217,6 +222,9 @@ RT_HIDDEN const char *rt_object_name (const struct rt_object *im,
    EXE's DT_DEBUG, or null; the entry after M, or null.  */
 RT_HIDDEN const struct rt_link_map *
 rt_loaded_objects (const struct rt_object *exe);
+/* The headers of the loaded object M, into IM: 0, or -1.  */
+RT_HIDDEN int rt_object_loaded (const struct rt_link_map *m,
+                                struct rt_object *im);
 RT_HIDDEN const struct rt_link_map *
 rt_next_object (const struct rt_link_map *m);
 
@@ -283,11 +291,12 @@ RT_HIDDEN void rt_plan_init (struct plan *p, const struct segment *segs,
 RT_HIDDEN void rt_plan_build (struct plan *p, const struct pbitmap_header *h,
                               size_t nsegs, int full);
 
-/* Whether every sampled page of the plan P of IM is in the page cache
-   (step 5).  PATH names IM's file, or is null.  */
+/* Whether PROBES of the sampled pages of the plan P of IM, evenly
+   spread, are in the page cache (step 5).  PATH names IM's file, or is
+   null.  */
 RT_HIDDEN int rt_plan_resident (const struct plan *p, size_t nsegs,
                                 const struct rt_object *im, struct proc *pr,
-                                const char *path);
+                                const char *path, unsigned probes);
 
 /* The class of the device the file PATH is on (step 6).  */
 RT_HIDDEN enum pbitmap_device rt_file_device (struct proc *pr,
@@ -317,16 +326,32 @@ struct outcome
   struct rt_object im;
 };
 
+/* Plans the bitmap H over IM's PT_LOADs and issues it, as OPTS say,
+   unless PROBES sampled pages say it is resident (steps 4 to 6).  H is
+   IM's region or a copy of one (the audit module's store entry).  */
+RT_HIDDEN enum status rt_plan_prefetch (const struct rt_object *im,
+                                        const struct pbitmap_header *h,
+                                        unsigned opts, struct proc *pr,
+                                        const char *path, unsigned probes,
+                                        struct counts *n, struct gap *gap);
+
 /* Runs the core on the object IM (null: this object, rt_self_find), as
    PR's options say; PATH names the object's file for the residency
    sample, or is null.  */
 RT_HIDDEN void rt_run (struct proc *pr, const struct rt_object *im,
                        const char *path, struct outcome *o);
 
-/* Prints the one line for an object, with one write.  NAME may be null.
-   VIA, when not null, names the program whose runtime did the work.  */
-RT_HIDDEN void rt_report (const char *name, size_t name_max,
-                          const struct outcome *o, const char *via);
+/* Prints the one line for an object, with one write: "TOOL: NAME: " and
+   the outcome.  NAME may be null.  When TAIL is not null, " LABEL TAIL"
+   ends the line (the program whose runtime did the work, where the
+   bitmap came from).  */
+RT_HIDDEN void rt_report (const char *tool, const char *name,
+                          size_t name_max, const struct outcome *o,
+                          const char *label, const char *tail);
+
+/* Prints "TOOL: NAME: WHAT" and DETAIL, when not null, as one line.  */
+RT_HIDDEN void rt_say (const char *tool, const char *name, const char *what,
+                       const char *detail);
 
 RT_HIDDEN uint64_t rt_now_ns (void);
 RT_HIDDEN uint64_t rt_us_since (uint64_t t0);

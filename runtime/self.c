@@ -31,26 +31,6 @@ rt_self_find (const struct proc *pr, struct rt_object *im)
 
 #else /* PBITMAP_HOOK_SHARED */
 
-/* Whether [ADDR, ADDR + LEN) lies in one PT_LOAD of IM whose p_flags
-   include FLAGS, inside its file-backed part (p_filesz) or, with MEM,
-   anywhere in its memory (p_memsz).  */
-static int
-object_holds (const struct rt_object *im, uintptr_t addr, size_t len,
-             unsigned flags, int mem)
-{
-  for (size_t i = 0; i < im->phnum; i++)
-    {
-      const rt_phdr *ph = rt_object_phdr (im, i);
-      uint64_t size = mem ? ph->p_memsz : ph->p_filesz;
-      uintptr_t start = im->bias + ph->p_vaddr;
-      if (ph->p_type == PT_LOAD && (ph->p_flags & flags) == flags
-          && addr >= start && addr - start <= size
-          && len <= size - (addr - start))
-        return 1;
-    }
-  return 0;
-}
-
 /* The executable's program headers and load bias, from AT_PHDR, AT_PHENT
    and AT_PHNUM, into EXE: the kernel mapped them, and the bias is
    AT_PHDR minus PT_PHDR's p_vaddr (a program without PT_PHDR has no
@@ -90,12 +70,13 @@ executable_walked (const struct rt_object *exe)
     return NULL;
   uintptr_t field = exe->bias + reg.p_vaddr + PBITMAP_OFF_ENTRY;
   uintptr_t slot = field + (uintptr_t) *(const int64_t *) field;
-  if (slot % 8 != 0 || !object_holds (exe, slot, PBITMAP_SLOT_SIZE, PF_R, 0))
+  if (slot % 8 != 0
+      || !rt_object_holds (exe, slot, PBITMAP_SLOT_SIZE, PF_R, 0))
     return NULL;
   const uint64_t *words = (const uint64_t *) slot;
   uintptr_t record = slot + (uintptr_t) words[PBITMAP_SLOT_WALKED / 8];
   if (words[PBITMAP_SLOT_MAGIC / 8] != PBITMAP_SLOT_MAGIC_VALUE || record % 8 != 0
-      || !object_holds (exe, record, 8, PF_R | PF_W, 1))
+      || !rt_object_holds (exe, record, 8, PF_R | PF_W, 1))
     return NULL;
   return *(const struct rt_link_map *const volatile *) record;
 }
