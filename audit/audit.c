@@ -8,89 +8,101 @@
  * dlopen.  That is as early as code of ours can run in the process, and
  * it sees the objects the runtime of a relinked program would see, plus
  * the executable and the libraries of a program that was never relinked.
+ * It calls la_activity (LA_ACT_CONSISTENT) once the start-up's objects
+ * are all mapped and relocated, before any of their code runs.
  *
- * The protocol, per object:
+ * The module is the runtime's core (runtime/: headers, plan, residency
+ * sample, device class, debug line) behind another entry; what is its
+ * own is where bitmaps come from, when to look, and the done marks.
+ *
+ * The protocol:
  *
  *  1. Environment.  Read once, from the initial stack the kernel built
- *     (__libc_stack_end, exported by ld.so, points at argc; argv, the
- *     environment and the auxiliary vector follow).  A process with
- *     AT_SECURE, or whose vector is not found, gets nothing done at all.
- *     PBITMAP=off (or 0, or empty) turns the module off; PBITMAP_DEBUG
- *     makes it write one line per object to standard error;
- *     PBITMAP_STORE names the store, otherwise the user's store and then
- *     the system's are read (doc/format.md, section 5).
+ *     (__libc_stack_end, which ld.so exports, points at argc; it is looked
+ *     up in the objects after the executable in the dynamic linker's
+ *     list, where ld.so is, through their DT_GNU_HASH), as the runtime
+ *     reads it (PBITMAP, PBITMAP_DEBUG; runtime/options.c), plus
+ *     PBITMAP_STORE, HOME and XDG_CACHE_HOME for the store (doc/format.md,
+ *     section 5).  A process with AT_SECURE, or whose vector is not
+ *     found, gets nothing done at all; PBITMAP=off turns the module off.
  *
  *  2. Headers.  The executable's program headers are where AT_PHDR says;
- *     a library's ELF header is at its load address (its first PT_LOAD is
- *     at address 0), faulted in with MADV_POPULATE_READ first, which fails
- *     where nothing is mapped, and its program headers must lie in that
- *     page.  The object's PT_DYNAMIC must be the dynamic linker's l_ld.
+ *     a library's are found from its link_map as the executable's runtime
+ *     finds them (rt_object_loaded): no system call when the dynamic
+ *     linker has read the page already.
  *
- *  3. Bitmap.  The object's own region (PT_PRESENT_BITMAP, checked as
- *     doc/format.md section 2 says) when it is filled and sets a page;
- *     otherwise the store's entry of its build-id (the first
- *     NT_GNU_BUILD_ID note of its PT_NOTEs, read from memory): one open
- *     of a name computed from the build-id, one read, one close, so the
- *     cost does not grow with the store and no file is hashed.  An entry
- *     is used only when it is valid (include/pbitmap-store.h) and the
- *     build-id in it is the object's.  An object without a build-id is
- *     not looked up (hashing it at every start would cost more than
- *     demand paging).  Anything missing or wrong: nothing is done, and
- *     only PBITMAP_DEBUG says so.
+ *  3. Warm or cold.  A warm start must cost next to nothing, and each
+ *     system call costs a microsecond or two, so nothing is looked up per
+ *     object until the start is known to need it.  The start is cold once
+ *     the process has waited for the disk: getrusage counts a major fault
+ *     or a block read (exec reading the executable, the dynamic linker
+ *     reading a library's first page, relocation faulting one in).  It is
+ *     asked at the executable, at each object of AUDIT_PROBE_BYTES or more
+ *     of file, and once at LA_ACT_CONSISTENT.
+ *     - Cold: every object is prefetched when it is opened, without a
+ *       residency sample; objects put off before are prefetched then.
+ *     - Not cold yet, and the object is that big: its bitmap is looked up
+ *       and AUDIT_PROBES of its planned pages are sampled (preadv2 with
+ *       RWF_NOWAIT, as the runtime samples); when one is not cached, the
+ *       start counts as cold from then on.
+ *     - Not cold yet, and the object is smaller: it is put off.  At
+ *       LA_ACT_CONSISTENT, if the start turned out cold, the objects put
+ *       off are prefetched; otherwise they are left alone (the debug line
+ *       says "warm start").
+ *     Objects opened after the start (dlopen) are each sampled.  With
+ *     PBITMAP=MODE-nocheck every object is prefetched when it is opened.
  *
- *  4. Plan.  As the runtime plans (include/pbitmap-plan.h): the set pages
- *     inside each PT_LOAD's file range, each page once, in runs, cut into
- *     reads of at most 512 KiB that start and end at set pages and read
- *     through gaps of up to max_gap pages inside one PT_LOAD.  max_gap is
- *     the bitmap's, or with PBITMAP_F_GAP_AUTO the gap of the class of
- *     the device the object's file is on (sysfs, as the runtime tells
- *     it), looked up only when the reads are issued.
+ *  4. Bitmap.  The object's own region (PT_PRESENT_BITMAP or its note, as
+ *     the runtime checks it) when it is filled and sets a page; otherwise
+ *     the store's entry of its build-id (the first NT_GNU_BUILD_ID note of
+ *     its PT_NOTEs, read from memory): one open of a name computed from
+ *     the build-id, one read, one close, so the cost does not grow with
+ *     the store and no file is hashed.  An entry is used only when it is
+ *     valid (include/pbitmap-store.h) and the build-id in it is the
+ *     object's.  An object without a build-id is not looked up (hashing
+ *     it at every start would cost more than demand paging).  Anything
+ *     missing or wrong: nothing is done, and only PBITMAP_DEBUG says so.
  *
- *  5. Residency.  Until the process has taken a major fault (getrusage;
- *     then every later object is issued too), the object's file is
- *     opened by its name and a one-byte preadv2 with RWF_NOWAIT of up to
- *     four planned pages (the last of reads spread over the plan: the
- *     first page of a file is read by exec or ld.so anyway) asks whether they are in the page cache; when
- *     all are, nothing is issued ("cached").  A warm start costs per
- *     object with a bitmap one getrusage, an open, four reads and a close
- *     on top of the store's open, read and close.
+ *  5. Plan and issue.  As the runtime does (rt_plan_prefetch): each read
+ *     one madvise of the object's mapping, at the bitmap's gap or the one
+ *     of the class of the device the object's file is on.  The pages
+ *     arrive while the dynamic linker maps the next objects and
+ *     relocates.
  *
- *  6. Issue.  Each read is one madvise (MADV_WILLNEED) of the object's
- *     mapping: the pages arrive while the dynamic linker maps the next
- *     objects and relocates.  The debug line's us= is the time the module
- *     took for the object, from la_objopen to its last call.
- *
- *  7. Done marks.  An object linked with pbitmap has its own runtime,
+ *  6. Done marks.  An object linked with pbitmap has its own runtime,
  *     which would prefetch it again (a residency sample cannot tell:
  *     right after WILLNEED the pages are not yet read).  The runtime must
  *     learn that this module did the work, before it runs, without a
  *     symbol it could look up (it calls no library) and without a name
  *     (LD_AUDIT may name a module that failed to load, or another copy).
- *     So the module writes, at la_objopen, into the object itself, where
- *     the linker plugin already told readers the runtime's data is
- *     (doc/format.md, Entry and Mark): a library's mark, "pbm-todo",
- *     becomes "pbm-done", and the executable's walk record, 0 until its
- *     runtime walks the libraries, becomes the address of the
- *     executable's own link_map entry.  A library's runtime that finds
- *     "pbm-done" in its own mark does nothing; the executable's runtime
- *     that finds its walk record already set does nothing, and the
- *     libraries' runtimes see a walk that ended at the executable (so
- *     each reads its own mark).  Each word is written only after it was
- *     checked to hold what the plugin put there, inside a writable
- *     PT_LOAD's file range (the mark) or memory (the record), before
- *     the object is relocated, so nothing the program computes is
- *     overwritten.  An object this module does nothing for keeps its
- *     words, and its runtime works as without the module.
+ *     So the module writes into the object itself, where the linker
+ *     plugin already told readers the runtime's data is (doc/format.md,
+ *     Entry and Mark): a library's mark, "pbm-todo", becomes "pbm-done",
+ *     and the executable's walk record, 0 until its runtime walks the
+ *     libraries, becomes the address of the executable's own link_map
+ *     entry.  A library's runtime that finds "pbm-done" in its own mark
+ *     does nothing; the executable's runtime that finds its walk record
+ *     already set does nothing, and the libraries' runtimes see a walk
+ *     that ended at the executable (so each reads its own mark).  Each
+ *     word is written only after it was checked to hold what the plugin
+ *     put there, inside a writable PT_LOAD's file range (the mark) or
+ *     memory (the record), outside PT_GNU_RELRO, before any of the
+ *     object's code runs.  An object this module leaves alone (a warm
+ *     start) keeps its words, and its runtime works as without the
+ *     module.
  *
  * Like the runtime, this module is freestanding: it makes raw system
  * calls (runtime/sys.h) and allocates nothing, so that loading it costs
  * the dynamic linker one small object and no second C library, and it
- * never touches errno.  ld.so serializes la_objopen (it holds its load
- * lock), so the static state needs no locking.  x86-64 only, like the
- * runtime's system calls.
+ * never touches errno.  It has no DT_NEEDED, not even ld.so: the dynamic
+ * linker would search each program's library path for itself on every
+ * start, which costs more than all the rest of a warm start's work.
+ * ld.so serializes la_objopen (it holds
+ * its load lock), so the static state needs no locking.  x86-64 only,
+ * like the runtime's system calls.
  */
 
-/* Lmid_t, LM_ID_BASE and LAV_CURRENT.  */
+/* Lmid_t, LM_ID_BASE, LAV_CURRENT and LA_ACT_CONSISTENT.  */
 #define _GNU_SOURCE 1
 
 #include <stddef.h>
@@ -98,41 +110,45 @@
 #include <elf.h>
 #include <link.h>
 
-#include "pbitmap-format.h"
-#include "pbitmap-plan.h"
 #include "pbitmap-store.h"
+#include "rt.h"
 #include "sys.h"
 
 #define EXPORT __attribute__ ((visibility ("default")))
 
-/* Set by ld.so to the initial stack pointer, where argc is.  */
-extern void *__libc_stack_end;
-
-#define AUDIT_PAGE PBITMAP_PAGE_SIZE
-#define AUDIT_PHNUM_MAX (AUDIT_PAGE / sizeof (Elf64_Phdr))
-#define AUDIT_SAMPLES 4u
+#define AUDIT_TOOL "pbitmap-audit"
+/* Pages sampled of an object that is, before the start is known cold.  */
+#define AUDIT_PROBES 4u
+/* Objects with this much of their file in PT_LOADs are sampled before
+   the start is known cold: a bigger object's start-up pages are worth a
+   sample's ten system calls, and the C library (2 MiB) is not.  */
+#define AUDIT_PROBE_BYTES (4u << 20)
+/* Objects put off at start-up; more are left alone.  */
+#define AUDIT_DEFERRED_MAX 1024u
 #define AUDIT_NAME_MAX 4096u
-#define AUDIT_ENV_HOLES_MAX 4096u
-#define AUDIT_AUXV_MAX 128u
 
 /* ---- the process ---------------------------------------------------- */
 
-enum { ST_UNSEEN, ST_ON, ST_OFF };
+enum { AUDIT_UNSEEN, AUDIT_ON, AUDIT_OFF };
+
+struct deferred
+{
+  struct link_map *map;
+  int exe;
+};
 
 static struct
 {
   int state;
+  struct proc pr;
   int debug;
-  int cold;                     /* a major fault was seen */
+  int cold;                     /* the start has waited for the disk */
+  int started;                  /* the start-up's objects are all open */
   int exe_seen;
-  const char *execfn;
-  const Elf64_Phdr *at_phdr;
-  unsigned long at_phnum;
   unsigned long euid;
   const char *store_env, *home, *xdg;
-  unsigned long last_dev;       /* the device whose class is known */
-  enum pbitmap_device last_class;
-  int have_class;
+  struct deferred deferred[AUDIT_DEFERRED_MAX];
+  unsigned ndeferred;
 } audit;
 
 /* An entry is read whole into this buffer: .bss costs nothing until a
@@ -149,252 +165,185 @@ env_value (const char *s, const char *name)
   return *s == '=' ? s + 1 : NULL;
 }
 
-static int
-env_off (const char *v)
+/* The address of IM's dynamic symbol NAME, found through its
+   DT_GNU_HASH, or null.  Every table is checked to lie in IM's file data;
+   d_ptr values are addresses or, where the dynamic linker left them,
+   addresses less the load bias.  */
+static const void *
+object_symbol (const struct rt_object *im, const char *name)
 {
-  return v[0] == '\0' || (v[0] == '0' && v[1] == '\0')
-         || (v[0] == 'o' && v[1] == 'f' && v[2] == 'f' && v[3] == '\0');
+  uint64_t v[3];
+  static const int64_t tags[3] = { DT_GNU_HASH, DT_SYMTAB, DT_STRTAB };
+  uintptr_t at[3];
+  size_t avail;
+  for (int i = 0; i < 3; i++)
+    {
+      if (rt_dyn_value (im, tags[i], &v[i]) != 0)
+        return NULL;
+      at[i] = rt_object_readable (im, v[i], 16, &avail) ? v[i]
+              : v[i] + im->bias;
+      if (at[i] % 4 != 0 || !rt_object_readable (im, at[i], 16, &avail))
+        return NULL;
+    }
+  const uint32_t *gnu = (const uint32_t *) at[0];
+  uint32_t nbuckets = gnu[0], symoffset = gnu[1], nbloom = gnu[2];
+  uint64_t head = 16 + (uint64_t) nbloom * 8;
+  if (nbuckets == 0
+      || !rt_object_readable (im, at[0], head + (uint64_t) nbuckets * 4,
+                              &avail))
+    return NULL;
+  uint32_t h = 5381;
+  for (const char *c = name; *c != '\0'; c++)
+    h = h * 33 + (unsigned char) *c;
+  const uint32_t *buckets = (const uint32_t *) (at[0] + head);
+  const uint32_t *chain = buckets + nbuckets;
+  const Elf64_Sym *syms = (const Elf64_Sym *) at[1];
+  for (uint32_t i = buckets[h % nbuckets]; i >= symoffset && i != 0; i++)
+    {
+      uintptr_t link = (uintptr_t) (chain + (i - symoffset));
+      if (!rt_object_readable (im, link, 4, &avail)
+          || !rt_object_readable (im, (uintptr_t) (syms + i), sizeof *syms,
+                                  &avail))
+        return NULL;
+      const Elf64_Sym *sym = syms + i;
+      uint32_t hv = *(const uint32_t *) link;
+      if ((hv | 1) == (h | 1) && sym->st_shndx != SHN_UNDEF
+          && rt_object_readable (im, at[2] + sym->st_name, 1, &avail))
+        {
+          const char *s = (const char *) (at[2] + sym->st_name);
+          size_t k = 0;
+          while (k < avail && name[k] != '\0' && s[k] == name[k])
+            k++;
+          if (k < avail && name[k] == '\0' && s[k] == '\0')
+            return (const void *) (im->bias + sym->st_value);
+        }
+      if (hv & 1)
+        break;
+    }
+  return NULL;
 }
 
-/* Reads the environment and the auxiliary vector from the initial
-   stack.  */
-static void
-audit_init (void)
+/* The initial stack pointer, where argc is: the dynamic linker's
+   __libc_stack_end, found in the objects listed after MAP (the
+   executable, which the dynamic linker itself follows).  */
+static long *
+initial_stack (const struct link_map *map)
 {
-  long *sp = __libc_stack_end;
-  audit.state = ST_OFF;
-  if (sp == NULL || (uintptr_t) sp % 8 != 0 || sp[0] < 0)
+  for (const struct link_map *m = map->l_next; m != NULL; m = m->l_next)
+    {
+      struct rt_object im;
+      const void *sym;
+      if (rt_object_loaded ((const struct rt_link_map *) m, &im) == 0
+          && (sym = object_symbol (&im, "__libc_stack_end")) != NULL
+          && (uintptr_t) sym % 8 == 0
+          && rt_object_holds (&im, (uintptr_t) sym, 8, PF_R | PF_W, 1))
+        return *(long *const *) sym;
+    }
+  return NULL;
+}
+
+/* Reads the options, the store's variables and the auxiliary vector
+   from the initial stack (step 1); MAP is the first object opened.  */
+static void
+audit_init (const struct link_map *map)
+{
+  long *sp = initial_stack (map);
+  audit.state = AUDIT_OFF;
+  if (sp == NULL || (uintptr_t) sp % 8 != 0 || sp[0] < 0 || sp[0] > 1 << 20)
     return;
-  char **argv = (char **) (sp + 1), **envp = argv + sp[0] + 1;
-  if (argv[sp[0]] != NULL)
+  int argc = (int) sp[0];
+  char **argv = (char **) (sp + 1), **envp = argv + argc + 1;
+  rt_proc_init (&audit.pr, argc, argv, envp);
+  if (rt_proc_secure (&audit.pr)
+      || (audit.pr.opts & OPT_MODE) == MODE_OFF)
     return;
-  int off = 0;
-  char **p = envp;
-  for (; *p != NULL; p++)
+  for (char **p = envp; *p != NULL; p++)
     {
       const char *v;
-      if ((v = env_value (*p, "PBITMAP")) != NULL)
-        off = env_off (v);
-      else if ((v = env_value (*p, "PBITMAP_DEBUG")) != NULL)
-        audit.debug = !env_off (v);
-      else if ((v = env_value (*p, "PBITMAP_STORE")) != NULL)
+      if ((v = env_value (*p, "PBITMAP_STORE")) != NULL)
         audit.store_env = *v != '\0' ? v : NULL;
       else if ((v = env_value (*p, "HOME")) != NULL)
         audit.home = v;
       else if ((v = env_value (*p, "XDG_CACHE_HOME")) != NULL)
         audit.xdg = v;
     }
-  /* ld.so removes variables from a secure process's environment, leaving
-     nulls before the vector.  */
-  for (unsigned holes = 0; *p == NULL; p++)
-    if (++holes > AUDIT_ENV_HOLES_MAX)
-      return;
-  int secure = -1;
-  const unsigned long *av = (const unsigned long *) p;
-  for (unsigned i = 0; i < AUDIT_AUXV_MAX && av[0] != AT_NULL; i++, av += 2)
-    switch (av[0])
-      {
-      case AT_SECURE: secure = av[1] != 0; break;
-      case AT_EXECFN: audit.execfn = (const char *) av[1]; break;
-      case AT_PHDR: audit.at_phdr = (const Elf64_Phdr *) av[1]; break;
-      case AT_PHNUM: audit.at_phnum = av[1]; break;
-      case AT_EUID: audit.euid = av[1]; break;
-      }
-  if (secure != 0 || off)
-    return;
-  audit.state = ST_ON;
+  audit.euid = rt_auxv_value (&audit.pr, AT_EUID);
+  audit.debug = (audit.pr.opts & OPT_DEBUG) != 0;
+  audit.state = AUDIT_ON;
 }
 
-/* ---- the debug line ---------------------------------------------------- */
-
-struct line
+/* Whether the start has waited for the disk yet (step 3).  A getrusage
+   the kernel refuses counts as cold.  */
+static int
+start_cold (void)
 {
-  char buf[512];
-  size_t len;
-};
-
-static void
-line_str (struct line *l, const char *s)
-{
-  while (*s != '\0' && l->len < sizeof l->buf - 1)
-    l->buf[l->len++] = *s++;
-}
-
-static void
-line_num (struct line *l, const char *label, uint64_t v)
-{
-  char digits[24];
-  unsigned n = 0;
-  line_str (l, label);
-  do
-    digits[n++] = (char) ('0' + v % 10);
-  while ((v /= 10) != 0);
-  while (n > 0 && l->len < sizeof l->buf - 1)
-    l->buf[l->len++] = digits[--n];
-}
-
-static void
-line_emit (struct line *l)
-{
-  l->buf[l->len++] = '\n';
-  rt_write (2, l->buf, l->len);
-}
-
-/* Starts L as "pbitmap-audit: NAME: WHAT".  */
-static void
-line_head (struct line *l, const char *name, const char *what)
-{
-  l->len = 0;
-  line_str (l, "pbitmap-audit: ");
-  line_str (l, name);
-  line_str (l, ": ");
-  line_str (l, what);
+  struct rt_rusage ru;
+  if (!audit.cold
+      && (rt_getrusage (RT_RUSAGE_SELF, &ru) != 0 || ru.ru_majflt != 0
+          || ru.ru_inblock != 0))
+    audit.cold = 1;
+  /* The runtime's own question (rt_proc_cold) has the same answer.  */
+  audit.pr.majflt = audit.cold;
+  return audit.cold;
 }
 
 static void
 say (const char *name, const char *what, const char *detail)
 {
-  struct line l;
-  if (!audit.debug)
-    return;
-  line_head (&l, name, what);
-  if (detail != NULL)
-    line_str (&l, detail);
-  line_emit (&l);
+  if (audit.debug)
+    rt_say (AUDIT_TOOL, name, what, detail);
 }
 
 /* ---- the object ----------------------------------------------------------- */
 
-struct object
-{
-  const char *name;
-  uintptr_t bias;
-  const Elf64_Phdr *ph;
-  unsigned phnum;
-};
-
-/* The program headers of the library MAP, from its ELF header at its
-   load address.  */
+/* The headers of MAP (step 2), and the name of its file into *PATH.  */
 static int
-library_headers (const struct link_map *map, struct object *o)
+object_of (const struct link_map *map, int exe, struct rt_object *im,
+           const char **path)
 {
-  uintptr_t eh = map->l_addr;
-  if (eh == 0 || eh % AUDIT_PAGE != 0)
+  size_t ndyn;
+  if (!exe)
+    {
+      *path = map->l_name;
+      return rt_object_loaded ((const struct rt_link_map *) map, im);
+    }
+  uintptr_t phdr = rt_auxv_value (&audit.pr, AT_PHDR);
+  *path = (const char *) rt_auxv_value (&audit.pr, AT_EXECFN);
+  const rt_ehdr *eh = (const rt_ehdr *) (phdr & ~(uintptr_t) (RT_PAGE - 1));
+  if (phdr == 0 || rt_object_from_ehdr (eh, 0, im) != 0
+      || (uintptr_t) im->phdr != phdr
+      || rt_object_dynamic (im, &ndyn) != (const rt_dyn *) map->l_ld)
     return -1;
-  long populated = rt_populate (eh, AUDIT_PAGE);
-  if (populated != 0 && populated != -RT_EINVAL)
-    return -1;
-  const Elf64_Ehdr *e = (const Elf64_Ehdr *) eh;
-  if (e->e_ident[EI_MAG0] != ELFMAG0 || e->e_ident[EI_MAG1] != ELFMAG1
-      || e->e_ident[EI_MAG2] != ELFMAG2 || e->e_ident[EI_MAG3] != ELFMAG3
-      || e->e_ident[EI_CLASS] != ELFCLASS64
-      || e->e_phentsize != sizeof (Elf64_Phdr) || e->e_phoff % 8 != 0
-      || e->e_phnum > AUDIT_PHNUM_MAX
-      || e->e_phoff > AUDIT_PAGE - e->e_phnum * sizeof (Elf64_Phdr))
-    return -1;
-  o->ph = (const Elf64_Phdr *) (eh + e->e_phoff);
-  o->phnum = e->e_phnum;
   return 0;
 }
 
-/* The object MAP as O: headers found, and its PT_DYNAMIC is l_ld.  */
-static int
-object_of (const struct link_map *map, int exe, struct object *o)
+/* The bytes of IM's file its PT_LOADs map.  */
+static uint64_t
+object_file_bytes (const struct rt_object *im)
 {
-  o->bias = map->l_addr;
-  o->name = map->l_name;
-  if (exe)
+  uint64_t end = 0;
+  for (size_t i = 0; i < im->phnum; i++)
     {
-      o->ph = audit.at_phdr;
-      o->phnum = (unsigned) audit.at_phnum;
-      o->name = audit.execfn;
-      if (o->ph == NULL || o->phnum > AUDIT_PHNUM_MAX
-          || (uintptr_t) o->ph % 8 != 0)
-        return -1;
+      const rt_phdr *ph = rt_object_phdr (im, i);
+      if (ph->p_type == PT_LOAD && ph->p_offset + ph->p_filesz > end
+          && ph->p_filesz <= UINT64_MAX - ph->p_offset)
+        end = ph->p_offset + ph->p_filesz;
     }
-  else if (library_headers (map, o) != 0)
-    return -1;
-  for (unsigned i = 0; i < o->phnum; i++)
-    if (o->ph[i].p_type == PT_DYNAMIC)
-      return (uintptr_t) map->l_ld == o->bias + o->ph[i].p_vaddr ? 0 : -1;
-  return -1;
+  return end;
 }
 
-/* Whether [OFFSET, OFFSET + SIZE) of the file lies in the file range of
-   one PT_LOAD with FLAGS; its address into *ADDR.  With MEM, the range is
-   of addresses and may reach into the PT_LOAD's p_memsz.  */
-static int
-object_holds (const struct object *o, uint64_t offset, uint64_t size,
-              unsigned flags, uintptr_t *addr)
-{
-  for (unsigned i = 0; i < o->phnum; i++)
-    {
-      const Elf64_Phdr *ph = &o->ph[i];
-      if (ph->p_type == PT_LOAD && (ph->p_flags & flags) == flags
-          && offset >= ph->p_offset && offset - ph->p_offset <= ph->p_filesz
-          && size <= ph->p_filesz - (offset - ph->p_offset))
-        {
-          *addr = o->bias + ph->p_vaddr + (offset - ph->p_offset);
-          return 1;
-        }
-    }
-  return 0;
-}
-
-/* Whether the LEN bytes at address ADDR lie in the memory of a PT_LOAD
-   with FLAGS.  */
-static int
-memory_holds (const struct object *o, uintptr_t addr, uint64_t len,
-              unsigned flags, int mem)
-{
-  for (unsigned i = 0; i < o->phnum; i++)
-    {
-      const Elf64_Phdr *ph = &o->ph[i];
-      uint64_t size = mem ? ph->p_memsz : ph->p_filesz;
-      uintptr_t start = o->bias + ph->p_vaddr;
-      if (ph->p_type == PT_LOAD && (ph->p_flags & flags) == flags
-          && addr >= start && addr - start <= size
-          && len <= size - (addr - start))
-        return 1;
-    }
-  return 0;
-}
-
-/* The object's valid region, in memory, or null.  */
-static const unsigned char *
-object_region (const struct object *o)
-{
-  const Elf64_Phdr *reg = NULL;
-  for (unsigned i = 0; i < o->phnum; i++)
-    if (o->ph[i].p_type == PT_PRESENT_BITMAP)
-      {
-        if (reg != NULL)
-          return NULL;
-        reg = &o->ph[i];
-      }
-  uintptr_t at;
-  if (reg == NULL || reg->p_offset % PBITMAP_READ_ALIGN != 0
-      || reg->p_filesz < PBITMAP_HEADER_SIZE
-      || !object_holds (o, reg->p_offset, reg->p_filesz, PF_R, &at)
-      || at != o->bias + reg->p_vaddr
-      || pbitmap_header_check ((const struct pbitmap_header *) at,
-                               reg->p_filesz) != PBITMAP_HEADER_OK)
-    return NULL;
-  return (const unsigned char *) at;
-}
-
-/* The first NT_GNU_BUILD_ID of the object's PT_NOTEs: its length (0:
-   none) and bytes at *ID.  */
+/* The first NT_GNU_BUILD_ID of IM's PT_NOTEs: its length (0: none) and
+   bytes at *ID.  */
 static unsigned
-object_build_id (const struct object *o, const unsigned char **id)
+object_build_id (const struct rt_object *im, const unsigned char **id)
 {
-  for (unsigned i = 0; i < o->phnum; i++)
+  for (size_t i = 0; i < im->phnum; i++)
     {
-      const Elf64_Phdr *ph = &o->ph[i];
-      uintptr_t at;
+      const rt_phdr *ph = rt_object_phdr (im, i);
       if (ph->p_type != PT_NOTE
-          || !object_holds (o, ph->p_offset, ph->p_filesz, PF_R, &at))
+          || !rt_object_maps (im, ph->p_offset, ph->p_vaddr, ph->p_filesz))
         continue;
+      uintptr_t at = im->bias + ph->p_vaddr;
       uint64_t align = ph->p_align == 8 ? 8 : 4;
       for (uint64_t pos = 0; ph->p_filesz - pos >= 12;)
         {
@@ -459,8 +408,8 @@ store_path (unsigned n, const char *name, char *buf, size_t size)
 }
 
 /* Reads the entry of build-id ID (LEN bytes) from the first store that
-   has one; its region, or null.  FROM gets the entry's path.  */
-static const unsigned char *
+   has one; its region's header, or null.  FROM gets the entry's path.  */
+static const struct pbitmap_header *
 store_region (const char *objname, const unsigned char *id, unsigned len,
               char *from, size_t fromsize)
 {
@@ -486,7 +435,8 @@ store_region (const char *objname, const unsigned char *id, unsigned len,
       for (unsigned i = 0; i < len; i++)
         if (e[PBITMAP_STORE_HEADER_SIZE + i] != id[i])
           goto other;
-      return e + pbitmap_store_u32 (e + PBITMAP_STORE_OFF_REGION_OFFSET);
+      return (const struct pbitmap_header *)
+             (e + pbitmap_store_u32 (e + PBITMAP_STORE_OFF_REGION_OFFSET));
     other:
       say (objname, "another build's store entry ", from);
       return NULL;
@@ -494,284 +444,178 @@ store_region (const char *objname, const unsigned char *id, unsigned len,
   return NULL;
 }
 
-/* ---- the plan ------------------------------------------------------------ */
-
-enum plan_mode { PLAN_COUNT, PLAN_SAMPLE, PLAN_ISSUE };
-
-struct plan
-{
-  enum plan_mode mode;
-  uintptr_t delta;              /* address of file page 0 in this load */
-  uint64_t pages, runs, reads, last_end;
-  uint64_t sample_every, sample_next;
-  uint64_t samples[AUDIT_SAMPLES];
-  unsigned nsamples;
-};
-
-static void
-plan_chunk (void *ctx, uint64_t first, uint64_t npages)
-{
-  struct plan *p = ctx;
-  if (p->mode == PLAN_ISSUE)
-    rt_madvise (p->delta + first * AUDIT_PAGE, npages * AUDIT_PAGE,
-                RT_MADV_WILLNEED);
-  else if (p->mode == PLAN_SAMPLE && p->reads == p->sample_next
-           && p->nsamples < AUDIT_SAMPLES)
-    {
-      p->samples[p->nsamples++] = first + npages - 1;
-      p->sample_next += p->sample_every;
-    }
-  if (p->reads == 0 || first != p->last_end)
-    p->runs++;
-  p->reads++;
-  p->pages += npages;
-  p->last_end = first + npages;
-}
-
-/* Feeds the set pages of BITS (CAPACITY pages) in each PT_LOAD's file
-   range of O to a chunker at GAP, each page once.  */
-static void
-plan_run (const struct object *o, const unsigned char *bits,
-          uint64_t capacity, uint32_t gap, struct plan *p)
-{
-  struct pbitmap_chunker c;
-  uint64_t done = 0;            /* pages below are planned */
-  p->pages = p->runs = p->reads = p->last_end = 0;
-  p->nsamples = 0;
-  p->sample_next = 0;
-  for (unsigned i = 0; i < o->phnum; i++)
-    {
-      const Elf64_Phdr *ph = &o->ph[i];
-      if (ph->p_type != PT_LOAD || ph->p_filesz == 0
-          || (ph->p_vaddr - ph->p_offset) % AUDIT_PAGE != 0)
-        continue;
-      uint64_t first = ph->p_offset / AUDIT_PAGE;
-      uint64_t last = (ph->p_offset + ph->p_filesz - 1) / AUDIT_PAGE;
-      if (first < done)
-        first = done;
-      if (last >= capacity)
-        last = capacity - 1;
-      if (capacity == 0 || first > last)
-        continue;
-      p->delta = o->bias + ph->p_vaddr - ph->p_offset;
-      pbitmap_chunker_init (&c, gap, plan_chunk, p);
-      int in_load = 0;
-      for (uint64_t page = first; page <= last; page++)
-        if ((page & 7) == 0 && bits[page >> 3] == 0 && last - page >= 7)
-          page += 7;
-        else if (pbitmap_test (bits, page))
-          {
-            pbitmap_chunker_add (&c, page, 1, in_load);
-            in_load = 1;
-          }
-      pbitmap_chunker_flush (&c);
-      done = last + 1;
-    }
-}
-
-/* ---- residency and the device ------------------------------------------- */
-
-/* Whether every sampled page of the file NAME is in the page cache.  */
-static int
-samples_cached (const char *name, const struct plan *p)
-{
-  if (name == NULL || *name == '\0' || p->nsamples == 0)
-    return 0;
-  long fd = rt_openat (RT_AT_FDCWD, name,
-                       RT_O_RDONLY | RT_O_CLOEXEC | RT_O_NONBLOCK);
-  if (fd < 0)
-    return 0;
-  int cached = 1;
-  char byte;
-  for (unsigned i = 0; i < p->nsamples && cached; i++)
-    cached = rt_preadv2 ((int) fd, &byte, 1,
-                         (long) (p->samples[i] * AUDIT_PAGE),
-                         RT_RWF_NOWAIT) == 1;
-  rt_close ((int) fd);
-  return cached;
-}
-
-/* The class of the device the file NAME is on; the last one is kept.  */
-static enum pbitmap_device
-device_of (const char *name)
-{
-  struct rt_stat st;
-  static const struct pbitmap_sysfs sys = { rt_sysfs_readlink,
-                                            rt_sysfs_first_byte, NULL };
-  if (name == NULL || rt_newfstatat (RT_AT_FDCWD, name, &st, 0) != 0)
-    return PBITMAP_DEVICE_UNKNOWN;
-  if (!audit.have_class || st.st_dev != audit.last_dev)
-    {
-      audit.last_class = pbitmap_device_classify (rt_major (st.st_dev),
-                                                  rt_minor (st.st_dev), &sys);
-      audit.last_dev = st.st_dev;
-      audit.have_class = 1;
-    }
-  return audit.last_class;
-}
-
 /* ---- done marks -------------------------------------------------------------- */
 
-/* Whether ADDR lies in O's PT_GNU_RELRO, which the dynamic linker makes
+/* Whether ADDR lies in IM's PT_GNU_RELRO, which the dynamic linker makes
    read-only after relocation: a mark is never there.  */
 static int
-in_relro (const struct object *o, uintptr_t addr)
+in_relro (const struct rt_object *im, uintptr_t addr)
 {
-  for (unsigned i = 0; i < o->phnum; i++)
-    if (o->ph[i].p_type == PT_GNU_RELRO
-        && addr >= o->bias + o->ph[i].p_vaddr
-        && addr - (o->bias + o->ph[i].p_vaddr) < o->ph[i].p_memsz)
-      return 1;
+  for (size_t i = 0; i < im->phnum; i++)
+    {
+      const rt_phdr *ph = rt_object_phdr (im, i);
+      if (ph->p_type == PT_GNU_RELRO && addr >= im->bias + ph->p_vaddr
+          && addr - (im->bias + ph->p_vaddr) < ph->p_memsz)
+        return 1;
+    }
   return 0;
 }
 
-/* Tells the runtime of O, whose region is at REGION, that its work is
-   done (step 7): the executable's walk record gets MAP, a library's mark
+/* Tells the runtime of IM, whose region's header is H, that its work is
+   done (step 6): the executable's walk record gets MAP, a library's mark
    "pbm-done".  */
 static void
-mark_done (const struct object *o, const unsigned char *region, int exe,
-           const struct link_map *map)
+mark_done (const struct rt_object *im, const struct pbitmap_header *h,
+           int exe, const struct link_map *map)
 {
-  const struct pbitmap_header *h = (const struct pbitmap_header *) region;
   if (exe && h->entry != 0)
     {
-      uintptr_t field = (uintptr_t) region + PBITMAP_OFF_ENTRY;
+      uintptr_t field = (uintptr_t) h + PBITMAP_OFF_ENTRY;
       uintptr_t slot = field + (uintptr_t) h->entry;
       if (slot % 8 != 0
-          || !memory_holds (o, slot, PBITMAP_SLOT_SIZE, PF_R, 0))
+          || !rt_object_holds (im, slot, PBITMAP_SLOT_SIZE, PF_R, 0))
         return;
       const uint64_t *words = (const uint64_t *) slot;
       uintptr_t record = slot + (uintptr_t) words[PBITMAP_SLOT_WALKED / 8];
       if (words[PBITMAP_SLOT_MAGIC / 8] == PBITMAP_SLOT_MAGIC_VALUE
           && record % 8 == 0
-          && memory_holds (o, record, 8, PF_R | PF_W, 1)
+          && rt_object_holds (im, record, 8, PF_R | PF_W, 1)
           && *(volatile uintptr_t *) record == 0)
         *(volatile uintptr_t *) record = (uintptr_t) map;
     }
   else if (!exe && h->mark != 0)
     {
-      uintptr_t mark = (uintptr_t) region + PBITMAP_OFF_MARK
-                       + (uintptr_t) h->mark;
-      if (mark % 8 == 0 && memory_holds (o, mark, 8, PF_R | PF_W, 0)
-          && !in_relro (o, mark)
+      uintptr_t mark = (uintptr_t) h + PBITMAP_OFF_MARK + (uintptr_t) h->mark;
+      if (mark % 8 == 0 && rt_object_holds (im, mark, 8, PF_R | PF_W, 0)
+          && !in_relro (im, mark)
           && *(volatile uint64_t *) mark == PBITMAP_MARK_TODO)
         *(volatile uint64_t *) mark = PBITMAP_MARK_DONE;
     }
 }
 
-/* Microseconds of the monotonic clock, for the debug line only.  */
-static uint64_t
-now_us (void)
-{
-  struct rt_timespec ts;
-  if (!audit.debug || rt_clock_gettime (RT_CLOCK_MONOTONIC, &ts) != 0)
-    return 0;
-  return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
-}
+/* ---- prefetching one object ------------------------------------------------ */
 
-/* ---- la_objopen ------------------------------------------------------------ */
-
-static void
-report (const char *name, const char *what, const struct plan *p,
-        uint32_t gap, int chosen, enum pbitmap_device d, const char *from,
-        uint64_t start)
+/* Looks up the bitmap of the object MAP, whose headers are IM and file
+   PATH, and prefetches it (steps 4 to 6), asking PROBES sampled pages
+   first (0: none).  Returns what was done.  */
+static enum status
+object_prefetch (struct link_map *map, int exe, const struct rt_object *im,
+                 const char *path, unsigned probes)
 {
-  struct line l;
-  if (!audit.debug)
-    return;
-  line_head (&l, name, what);
-  line_num (&l, " pages=", p->pages);
-  line_num (&l, " runs=", p->runs);
-  if (what[0] == 'w')
-    line_num (&l, " calls=", p->reads);
-  line_num (&l, " us=", now_us () - start);
-  if (chosen)
-    {
-      line_num (&l, " gap=", gap);
-      line_str (&l, " (");
-      line_str (&l, pbitmap_device_name (d));
-      line_str (&l, ")");
-    }
-  line_str (&l, " from ");
-  line_str (&l, from);
-  line_emit (&l);
-}
-
-static void
-object_prefetch (struct link_map *map, int exe)
-{
-  struct object o;
   char from[AUDIT_NAME_MAX + PBITMAP_STORE_NAME_MAX];
-  const char *name = map->l_name;
-  uint64_t start = now_us ();
-  if (object_of (map, exe, &o) != 0)
-    {
-      say (name[0] ? name : "?", "headers not found", NULL);
-      return;
-    }
-  name = o.name != NULL && o.name[0] != '\0' ? o.name : "?";
-  const unsigned char *own = object_region (&o), *region = own;
-  const struct pbitmap_header *h = (const struct pbitmap_header *) own;
-  if (h == NULL || !(h->flags & PBITMAP_F_FILLED) || h->pages_set == 0)
+  const char *name = path != NULL && *path != '\0' ? path : "?";
+  uint64_t t0 = audit.debug ? rt_now_ns () : 0;
+  const struct pbitmap_header *own = rt_region_header (im), *h = own;
+  if (h == NULL || rt_region_empty (h))
     {
       const unsigned char *id;
-      unsigned len = object_build_id (&o, &id);
-      region = NULL;
+      unsigned len = object_build_id (im, &id);
+      h = NULL;
       if (len == 0)
         say (name, "no build-id", NULL);
-      else if ((region = store_region (name, id, len, from, sizeof from))
-               == NULL)
+      else if ((h = store_region (name, id, len, from, sizeof from)) == NULL)
         say (name, "no bitmap", NULL);
+      if (h == NULL)
+        return ST_INVALID;
     }
   else
     *put (from, from + sizeof from - 1, "region") = '\0';
-  if (region == NULL)
-    return;
-  h = (const struct pbitmap_header *) region;
-  if (!(h->flags & PBITMAP_F_FILLED) || h->pages_set == 0)
-    {
-      say (name, "empty bitmap ", from);
-      return;
-    }
 
-  const unsigned char *bits = region + PBITMAP_HEADER_SIZE;
-  struct plan p = { .mode = PLAN_COUNT };
-  plan_run (&o, bits, h->capacity, h->max_gap, &p);
-  if (p.reads == 0)
+  struct outcome o = { .st = ST_OFF };
+  unsigned opts = audit.pr.opts | (probes == 0 ? OPT_NOCHECK : 0);
+  o.st = rt_plan_prefetch (im, h, opts, &audit.pr, path, probes, &o.n,
+                           &o.gap);
+  if (o.st == ST_EMPTY)
+    say (name, "empty bitmap ", from);
+  if (o.st == ST_INVALID || o.st == ST_EMPTY)
+    return o.st;
+  if (own != NULL)
+    mark_done (im, own, exe, map);
+  if (audit.debug)
     {
-      say (name, "no page in a PT_LOAD ", from);
+      o.us = rt_us_since (t0);
+      rt_report (AUDIT_TOOL, name, AUDIT_NAME_MAX, &o, "from", from);
+    }
+  return o.st;
+}
+
+/* Prefetches the objects put off (step 3), now that the start is
+   cold.  */
+static void
+deferred_flush (void)
+{
+  for (unsigned i = 0; i < audit.ndeferred; i++)
+    {
+      struct rt_object im;
+      const char *path;
+      struct deferred *d = &audit.deferred[i];
+      if (object_of (d->map, d->exe, &im, &path) == 0)
+        object_prefetch (d->map, d->exe, &im, path, 0);
+    }
+  audit.ndeferred = 0;
+}
+
+/* Puts MAP off (step 3); one more than there is room for is left
+   alone.  */
+static void
+defer (struct link_map *map, int exe)
+{
+  if (audit.ndeferred < AUDIT_DEFERRED_MAX)
+    {
+      audit.deferred[audit.ndeferred].map = map;
+      audit.deferred[audit.ndeferred++].exe = exe;
+    }
+}
+
+/* Step 3 for an object opened at start-up.  Objects are laid out text
+   first and their dynamic section after it, so one whose dynamic section
+   lies less than AUDIT_PROBE_BYTES from its start is small: it is put
+   off without reading its headers.  */
+static void
+startup_object (struct link_map *map, int exe)
+{
+  struct rt_object im;
+  const char *path;
+  if (exe)
+    start_cold ();
+  int nocheck = (audit.pr.opts & OPT_NOCHECK) != 0;
+  if (!audit.cold && !nocheck && map->l_addr != 0
+      && (uintptr_t) map->l_ld - map->l_addr < AUDIT_PROBE_BYTES)
+    {
+      defer (map, exe);
       return;
     }
-  struct rt_rusage ru;
-  if (!audit.cold && rt_getrusage (RT_RUSAGE_SELF, &ru) == 0
-      && ru.ru_majflt > 0)
-    audit.cold = 1;
-  if (!audit.cold)
+  if (object_of (map, exe, &im, &path) != 0)
     {
-      p.mode = PLAN_SAMPLE;
-      p.sample_every = p.reads / AUDIT_SAMPLES + 1;
-      plan_run (&o, bits, h->capacity, h->max_gap, &p);
-      if (samples_cached (exe ? audit.execfn : map->l_name, &p))
+      say (map->l_name[0] != '\0' ? map->l_name : "?", "headers not found",
+           NULL);
+      return;
+    }
+  if (audit.cold || nocheck)
+    object_prefetch (map, exe, &im, path, 0);
+  else if (object_file_bytes (&im) >= AUDIT_PROBE_BYTES)
+    {
+      if (start_cold ())
         {
-          report (name, "cached", &p, 0, 0, PBITMAP_DEVICE_UNKNOWN, from,
-                  start);
-          if (own != NULL)
-            mark_done (&o, own, exe, map);
-          return;
+          deferred_flush ();
+          object_prefetch (map, exe, &im, path, 0);
+        }
+      else
+        {
+          enum status st = object_prefetch (map, exe, &im, path,
+                                            AUDIT_PROBES);
+          if (st != ST_CACHED && st != ST_INVALID && st != ST_EMPTY)
+            {
+              audit.cold = 1;
+              deferred_flush ();
+            }
         }
     }
-  uint32_t gap = h->max_gap;
-  enum pbitmap_device d = PBITMAP_DEVICE_UNKNOWN;
-  int chosen = (h->flags & PBITMAP_F_GAP_AUTO) != 0;
-  if (chosen)
-    gap = pbitmap_device_gap (d = device_of (exe ? audit.execfn
-                                                 : map->l_name));
-  p.mode = PLAN_ISSUE;
-  plan_run (&o, bits, h->capacity, gap, &p);
-  if (own != NULL)
-    mark_done (&o, own, exe, map);
-  report (name, "willneed", &p, gap, chosen, d, from, start);
+  else
+    defer (map, exe);
 }
+
+/* ---- the interface ---------------------------------------------------------- */
 
 EXPORT unsigned int
 la_version (unsigned int version)
@@ -783,12 +627,52 @@ EXPORT unsigned int
 la_objopen (struct link_map *map, Lmid_t lmid, uintptr_t *cookie)
 {
   (void) cookie;
-  if (audit.state == ST_UNSEEN)
-    audit_init ();
+  if (audit.state == AUDIT_UNSEEN)
+    audit_init (map);
   int exe = lmid == LM_ID_BASE && !audit.exe_seen && map->l_name[0] == '\0';
   if (lmid == LM_ID_BASE)
     audit.exe_seen = 1;
-  if (audit.state == ST_ON)
-    object_prefetch (map, exe);
+  if (audit.state != AUDIT_ON)
+    return 0;
+  if (!audit.started)
+    startup_object (map, exe);
+  else
+    {
+      struct rt_object im;
+      const char *path;
+      if (object_of (map, 0, &im, &path) != 0)
+        say (map->l_name, "headers not found", NULL);
+      else
+        object_prefetch (map, 0, &im, path,
+                         audit.pr.opts & OPT_NOCHECK ? 0 : AUDIT_PROBES);
+    }
   return 0;
+}
+
+/* The start-up's objects are all open: those put off are prefetched if
+   the start turned out cold, and left alone otherwise (step 3).  */
+EXPORT void
+la_activity (uintptr_t *cookie, unsigned int flag)
+{
+  (void) cookie;
+  if (flag != LA_ACT_CONSISTENT || audit.state != AUDIT_ON || audit.started)
+    return;
+  audit.started = 1;
+  if (audit.ndeferred == 0)
+    return;
+  if (start_cold ())
+    deferred_flush ();
+  else
+    {
+      for (unsigned i = 0; i < audit.ndeferred; i++)
+        {
+          const struct deferred *d = &audit.deferred[i];
+          const char *name = d->exe ? (const char *) rt_auxv_value (&audit.pr,
+                                                                   AT_EXECFN)
+                                    : d->map->l_name;
+          say (name != NULL && *name != '\0' ? name : "?",
+               "warm start, left alone", NULL);
+        }
+      audit.ndeferred = 0;
+    }
 }

@@ -86,7 +86,8 @@ struct rt_rusage
   long ru_utime[2];
   long ru_stime[2];
   long ru_maxrss, ru_ixrss, ru_idrss, ru_isrss, ru_minflt, ru_majflt;
-  long ru_rest[8];
+  long ru_nswap, ru_inblock;
+  long ru_rest[6];
 };
 
 #if defined PBITMAP_SYS_EXTERN
