@@ -18,11 +18,12 @@
  *
  * For each file only the headers, a few dynamic strings and the region
  * are read (libelf reads lazily with ELF_C_READ), never the whole file.
- * A file without a PT_PRESENT_BITMAP takes its bitmap from the store
- * (store.c) when it holds a filled entry for the file's build, looked up
- * by build-id (a file without one is hashed whole, as a trace identifies
- * it).  A file whose region, or entry, is not filled or sets no page, or
- * that has neither, is passed over; one whose region is damaged or cannot
+ * A file without a PT_PRESENT_BITMAP, or whose region is not filled or
+ * sets no page, takes its bitmap from the store (store.c) when it holds a
+ * filled entry for the file's build, looked up by build-id (a file
+ * without one is hashed whole, as a trace identifies it), as the audit
+ * module does.  A file with neither a filled region nor an entry is
+ * passed over; one whose region is damaged or cannot
  * be read is passed over with a warning under -v.  Otherwise the
  * set pages that lie in a PT_LOAD's file range are taken in ascending
  * file order and turned into reads exactly as the runtime does it, by the
@@ -233,6 +234,9 @@ bitmap_of (const char *path, int fd, Elf *elf, uint64_t file_size,
   *hdr = r.hdr;
   if (!(r.hdr.flags & PBITMAP_F_FILLED) || r.hdr.pages_set == 0)
     {
+      if (store_bitmap (path, fd, elf, file_size, hdr, bits, from,
+                        fromsize) == 0)
+        return 0;
       run_say (path, "%s", r.hdr.flags & PBITMAP_F_FILLED ? "empty bitmap"
                : "bitmap not filled");
       return -1;
