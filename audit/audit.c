@@ -45,10 +45,13 @@
  *       and AUDIT_PROBES of its planned pages are sampled (preadv2 with
  *       RWF_NOWAIT, as the runtime samples); when one is not cached, the
  *       start counts as cold from then on.
- *     - Not cold yet, and the object is smaller: it is put off.  At
- *       LA_ACT_CONSISTENT, if the start turned out cold, the objects put
- *       off are prefetched; otherwise they are left alone (the debug line
- *       says "warm start").
+ *     - Not cold yet, and the object is smaller: it is put off (told
+ *       without reading its headers when its dynamic section lies within
+ *       AUDIT_PROBE_BYTES of its start; past AUDIT_DEFERRED_MAX objects
+ *       put off, it is sampled instead).  At LA_ACT_CONSISTENT, if the
+ *       start turned out cold, the objects put off are prefetched;
+ *       otherwise they are left alone (the debug line says "warm
+ *       start").
  *     Objects opened after the start (dlopen) are each sampled.  With
  *     PBITMAP=MODE-nocheck every object is prefetched when it is opened.
  *
@@ -92,9 +95,10 @@
  *     module.
  *
  * Like the runtime, this module is freestanding: it makes raw system
- * calls (runtime/sys.h) and allocates nothing, so that loading it costs
- * the dynamic linker one small object and no second C library, and it
- * never touches errno.  It has no DT_NEEDED, not even ld.so: the dynamic
+ * calls (runtime/sys.h) and allocates nothing but, at the first store
+ * entry it reads, one anonymous mapping to read entries into, so that
+ * loading it costs the dynamic linker one small object and no second C
+ * library, and it never touches errno.  It has no DT_NEEDED, not even ld.so: the dynamic
  * linker would search each program's library path for itself on every
  * start, which costs more than all the rest of a warm start's work.
  * ld.so serializes la_objopen (it holds
@@ -123,8 +127,8 @@
    the start is known cold: a bigger object's start-up pages are worth a
    sample's ten system calls, and the C library (2 MiB) is not.  */
 #define AUDIT_PROBE_BYTES (4u << 20)
-/* Objects put off at start-up; more are left alone.  */
-#define AUDIT_DEFERRED_MAX 1024u
+/* Objects put off at start-up; more are each sampled.  */
+#define AUDIT_DEFERRED_MAX 256u
 #define AUDIT_NAME_MAX 4096u
 
 /* ---- the process ---------------------------------------------------- */
@@ -151,9 +155,11 @@ static struct
   unsigned ndeferred;
 } audit;
 
-/* An entry is read whole into this buffer: .bss costs nothing until a
-   page of it is used.  */
-static unsigned char entry_buf[PBITMAP_STORE_ENTRY_MAX];
+/* An entry is read whole into this buffer, mapped at the first entry
+   read (a cold start): as .bss, its size would cost every start the
+   dynamic linker's mapping of it, and more than the rest of a warm
+   start's work.  */
+static unsigned char *entry_buf;
 
 /* If S is NAME=VALUE, VALUE; else null.  */
 static const char *
@@ -414,6 +420,13 @@ store_region (const char *objname, const unsigned char *id, unsigned len,
               char *from, size_t fromsize)
 {
   char name[PBITMAP_STORE_NAME_MAX];
+  if (entry_buf == NULL)
+    {
+      long at = rt_map_anonymous (PBITMAP_STORE_ENTRY_MAX);
+      if (at < 0 && at > -4096)
+        return NULL;
+      entry_buf = (unsigned char *) at;
+    }
   pbitmap_store_name_build_id (name, id, len);
   for (unsigned n = 0; store_path (n, name, from, fromsize) == 0; n++)
     {
@@ -421,10 +434,11 @@ store_region (const char *objname, const unsigned char *id, unsigned len,
                            RT_O_RDONLY | RT_O_CLOEXEC | RT_O_NONBLOCK);
       if (fd < 0)
         continue;
-      long got = rt_preadv2 ((int) fd, entry_buf, sizeof entry_buf, 0, 0);
+      long got = rt_preadv2 ((int) fd, entry_buf, PBITMAP_STORE_ENTRY_MAX,
+                             0, 0);
       rt_close ((int) fd);
       const unsigned char *e = entry_buf;
-      if (got < 0 || (unsigned long) got == sizeof entry_buf
+      if (got < 0 || (unsigned long) got == PBITMAP_STORE_ENTRY_MAX
           || pbitmap_store_check (e, (uint64_t) got) != PBITMAP_STORE_OK)
         {
           say (objname, "bad store entry ", from);
@@ -555,16 +569,15 @@ deferred_flush (void)
   audit.ndeferred = 0;
 }
 
-/* Puts MAP off (step 3); one more than there is room for is left
-   alone.  */
-static void
+/* Puts MAP off (step 3): 0, or -1 when there is no room left.  */
+static int
 defer (struct link_map *map, int exe)
 {
-  if (audit.ndeferred < AUDIT_DEFERRED_MAX)
-    {
-      audit.deferred[audit.ndeferred].map = map;
-      audit.deferred[audit.ndeferred++].exe = exe;
-    }
+  if (audit.ndeferred == AUDIT_DEFERRED_MAX)
+    return -1;
+  audit.deferred[audit.ndeferred].map = map;
+  audit.deferred[audit.ndeferred++].exe = exe;
+  return 0;
 }
 
 /* Step 3 for an object opened at start-up.  Objects are laid out text
@@ -580,11 +593,9 @@ startup_object (struct link_map *map, int exe)
     start_cold ();
   int nocheck = (audit.pr.opts & OPT_NOCHECK) != 0;
   if (!audit.cold && !nocheck && map->l_addr != 0
-      && (uintptr_t) map->l_ld - map->l_addr < AUDIT_PROBE_BYTES)
-    {
-      defer (map, exe);
-      return;
-    }
+      && (uintptr_t) map->l_ld - map->l_addr < AUDIT_PROBE_BYTES
+      && defer (map, exe) == 0)
+    return;
   if (object_of (map, exe, &im, &path) != 0)
     {
       say (map->l_name[0] != '\0' ? map->l_name : "?", "headers not found",
@@ -611,8 +622,8 @@ startup_object (struct link_map *map, int exe)
             }
         }
     }
-  else
-    defer (map, exe);
+  else if (defer (map, exe) != 0)
+    object_prefetch (map, exe, &im, path, AUDIT_PROBES);
 }
 
 /* ---- the interface ---------------------------------------------------------- */

@@ -26,6 +26,7 @@
    (doc/security.md lists them with what each is for).  */
 #define SYS_RT_WRITE 1
 #define SYS_RT_CLOSE 3
+#define SYS_RT_MMAP 9
 #define SYS_RT_MADVISE 28
 #define SYS_RT_GETRUSAGE 98
 #define SYS_RT_CLOCK_GETTIME 228
@@ -99,6 +100,7 @@ long rt_close (int fd);
 long rt_madvise (unsigned long addr, unsigned long len, int advice);
 long rt_populate (unsigned long addr, unsigned long len);
 long rt_getrusage (int who, struct rt_rusage *ru);
+long rt_map_anonymous (unsigned long len);
 long rt_preadv2 (int fd, void *buf, unsigned long len, long off, int flags);
 long rt_newfstatat (int dirfd, const char *path, struct rt_stat *st,
                     int flags);
@@ -207,6 +209,15 @@ static inline long
 rt_getrusage (int who, struct rt_rusage *ru)
 {
   return rt_syscall2 (SYS_RT_GETRUSAGE, who, (long) ru);
+}
+
+/* LEN bytes of fresh zeroed memory, private and readable and writable,
+   at the address returned; a negated errno when the kernel refuses.  */
+static inline long
+rt_map_anonymous (unsigned long len)
+{
+  return rt_syscall6 (SYS_RT_MMAP, 0, (long) len, 3 /* PROT_READ|WRITE */,
+                      0x22 /* MAP_PRIVATE|MAP_ANONYMOUS */, -1, 0);
 }
 
 /* Reads LEN bytes at file offset OFF of FD into BUF, with FLAGS

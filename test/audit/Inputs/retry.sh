@@ -1,0 +1,12 @@
+# retry.sh N COMMAND: runs the shell command COMMAND up to N times, a
+# second apart, until it succeeds; fails when it never does.  For checks
+# of a warm start: a test that evicts files (test/e2e) may run beside
+# this one, and a page it dropped makes a start cold for a moment.  A
+# module whose warm path is broken fails every time.
+n=$1
+i=1
+while ! sh -c "$2"; do
+  [ "$i" -ge "$n" ] && exit 1
+  i=$((i + 1))
+  sleep 1
+done
