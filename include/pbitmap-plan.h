@@ -46,16 +46,31 @@
 /* Receives the chunk of NPAGES pages starting at page FIRST.  */
 typedef void pbitmap_chunk_fn (void *ctx, uint64_t first, uint64_t npages);
 
+/* Returns the gap the chunks are to be read with: asked once, only when
+   a chunk's extent depends on it (below).  */
+typedef uint64_t pbitmap_gap_fn (void *ctx);
+
 /* RUNS counts the runs of marked pages added: maximal ranges of adjacent
    marked pages, whatever the gaps and chunks they are read with.  That is
    what "runs" means wherever a reader or elfpatch reports one: the
    header's runs field (all marked pages), --show, PBITMAP_DEBUG and
-   elfpatch --run -v (the marked pages inside the file's PT_LOADs).  */
+   elfpatch --run -v (the marked pages inside the file's PT_LOADs).
+
+   A reader that must look the gap up (the device's, below) can leave it
+   open: while RESOLVE is set the gap is only known to lie in [max_gap,
+   gap_hi], and every chunk whose extent is the same for any gap in that
+   range is emitted (issued) without asking.  RESOLVE is called at the
+   first gap in between, the reads already issued then being in flight
+   while it looks, and never when no gap falls in between: the chunks
+   are exactly those of the gap it returns, which must lie in the range.  */
 struct pbitmap_chunker
 {
   uint64_t start;               /* the open chunk: [start, end) */
   uint64_t end;
   uint64_t max_gap;
+  uint64_t gap_hi;
+  pbitmap_gap_fn *resolve;      /* null once the gap is known */
+  void *resolve_ctx;
   int open;
   uint64_t runs;
   uint64_t marked_end;          /* the page after the last marked page */
@@ -68,11 +83,25 @@ pbitmap_chunker_init (struct pbitmap_chunker *c, uint64_t max_gap,
                       pbitmap_chunk_fn *emit, void *ctx)
 {
   c->start = c->end = 0;
-  c->max_gap = max_gap;
+  c->max_gap = c->gap_hi = max_gap;
+  c->resolve = NULL;
+  c->resolve_ctx = NULL;
   c->open = 0;
   c->runs = c->marked_end = 0;
   c->emit = emit;
   c->ctx = ctx;
+}
+
+/* Leaves the gap open: it lies in [LO, HI] and RESOLVE (CTX) tells it
+   when a chunk's extent depends on it.  */
+static inline void
+pbitmap_chunker_defer_gap (struct pbitmap_chunker *c, uint64_t lo,
+                           uint64_t hi, pbitmap_gap_fn *resolve, void *ctx)
+{
+  c->max_gap = lo;
+  c->gap_hi = hi;
+  c->resolve = resolve;
+  c->resolve_ctx = ctx;
 }
 
 /* Emits the open chunk, if any.  */
@@ -97,6 +126,24 @@ pbitmap_chunker_joins (const struct pbitmap_chunker *c, uint64_t first,
   return first == c->end || (gap_readable && first - c->end <= c->max_gap);
 }
 
+/* Asks for the gap if it is still open and whether the marked pages at
+   FIRST join the open chunk depends on it: the gap before them is longer
+   than the range's least gap and at most its greatest.  */
+static inline void
+pbitmap_chunker_settle (struct pbitmap_chunker *c, uint64_t first,
+                        int gap_readable)
+{
+  if (c->resolve == NULL || !c->open || first <= c->end || !gap_readable
+      || first - c->start >= PBITMAP_CHUNK_PAGES)
+    return;
+  uint64_t gap = first - c->end;
+  if (gap > c->max_gap && gap <= c->gap_hi)
+    {
+      c->max_gap = c->resolve (c->resolve_ctx);
+      c->resolve = NULL;
+    }
+}
+
 /* Adds the NPAGES marked pages starting at page FIRST, which lies at or
    after every page added before.  GAP_READABLE as above.  */
 static inline void
@@ -109,6 +156,7 @@ pbitmap_chunker_add (struct pbitmap_chunker *c, uint64_t first,
     c->marked_end = first + npages;
   while (npages > 0)
     {
+      pbitmap_chunker_settle (c, first, gap_readable);
       if (!pbitmap_chunker_joins (c, first, gap_readable))
         {
           pbitmap_chunker_flush (c);
@@ -317,6 +365,21 @@ pbitmap_device_gap (enum pbitmap_device d)
     return PBITMAP_GAP_UNKNOWN;
   return (uint32_t) (pbitmap_device_bandwidth (d)
                      / (iops * PBITMAP_PAGE_SIZE));
+}
+
+/* The least and the greatest gap of the classes, the unknown device's
+   included: the range a reader that has not looked yet knows the gap to
+   lie in.  */
+static inline void
+pbitmap_device_gap_range (uint64_t *lo, uint64_t *hi)
+{
+  *lo = *hi = PBITMAP_GAP_UNKNOWN;
+  for (int d = PBITMAP_DEVICE_UNKNOWN; d <= PBITMAP_DEVICE_HDD; d++)
+    {
+      uint64_t g = pbitmap_device_gap ((enum pbitmap_device) d);
+      *lo = g < *lo ? g : *lo;
+      *hi = g > *hi ? g : *hi;
+    }
 }
 
 /* The calls the classification makes, as the reader makes them.  */

@@ -189,12 +189,35 @@ rt_plan_build (struct plan *p, const struct pbitmap_header *h, size_t nsegs,
   p->n.runs = p->chunker.runs;
 }
 
+/* The file whose device gives the gap, and where the gap goes.  */
+struct device_gap
+{
+  struct proc *pr;
+  const char *path;
+  struct gap *gap;
+};
+
+/* The chunker's resolver (include/pbitmap-plan.h): the gap of the class
+   of the device the file is on (step 6), looked up now.  */
+static uint64_t
+device_gap (void *ctx)
+{
+  struct device_gap *dg = ctx;
+  enum pbitmap_device d = rt_file_device (dg->pr, dg->path);
+  dg->gap->pages = pbitmap_device_gap (d);
+  dg->gap->device = (int) d;
+  return dg->gap->pages;
+}
+
 /* Plans the bitmap H (a region's header and bits, IM's own or another
    copy of them) over IM's PT_LOADs and issues it, as OPTS say: first the
    residency sample (PROBES of the sampled pages, at most RT_SAMPLES, are
    asked), then, unless they are all resident, one madvise per chunk at
    the gap H pins or, with PBITMAP_F_GAP_AUTO, the gap of the device PATH
-   is on.  PATH names IM's file, or is null.  */
+   is on.  That gap is looked up only when a chunk's extent depends on it,
+   after the chunks before it were issued, and with PBITMAP_DEBUG in the
+   end for the debug line when none did.  PATH names IM's file, or is
+   null.  */
 enum status
 rt_plan_prefetch (const struct rt_object *im, const struct pbitmap_header *h,
                   unsigned opts, struct proc *pr, const char *path,
@@ -221,16 +244,19 @@ rt_plan_prefetch (const struct rt_object *im, const struct pbitmap_header *h,
     }
   gap->pages = h->max_gap;
   gap->device = GAP_PINNED;
-  if (h->flags & PBITMAP_F_GAP_AUTO)
-    {
-      enum pbitmap_device d = rt_file_device (pr, path);
-      gap->pages = pbitmap_device_gap (d);
-      gap->device = (int) d;
-    }
   rt_plan_init (&p, segs, gap->pages,
                 mode == MODE_POPULATE ? RT_MADV_POPULATE_READ
                                       : RT_MADV_WILLNEED);
+  struct device_gap dg = { pr, path, gap };
+  if (h->flags & PBITMAP_F_GAP_AUTO)
+    {
+      uint64_t lo, hi;
+      pbitmap_device_gap_range (&lo, &hi);
+      pbitmap_chunker_defer_gap (&p.chunker, lo, hi, device_gap, &dg);
+    }
   rt_plan_build (&p, h, (size_t) nsegs, full);
+  if (p.chunker.resolve != NULL && (opts & OPT_DEBUG))
+    device_gap (&dg);
   *n = p.n;
   if (full)
     return ST_FULL;
