@@ -283,7 +283,9 @@ pbitmap_scan (const unsigned char *bits, uint64_t nbytes, uint64_t first,
  *
  * The class comes from sysfs, cheaply enough for a cold start (a few
  * system calls, every one in systemd's @system-service set and Docker's
- * default seccomp profile, none failing on a normal system):
+ * default seccomp profile, none failing on a normal system), and a reader
+ * that defers the gap (pbitmap_chunker_defer_gap) makes them only when a
+ * read depends on the class:
  *
  *  1. The file's st_dev.  Major 0 is an anonymous device, no block device
  *     (tmpfs, overlayfs, btrfs, NFS): unknown, with no call at all.
