@@ -1,10 +1,10 @@
 # shellcheck shell=bash
-# throttle.sh: sourced by bench/cold-start and bench/io-floor (bash).
+# throttle.sh: sourced by bench/cold-start, io-floor, read-order and store (bash).
 #
-# Both emulate slow devices: an ext4 image on a loop device with direct
+# They all emulate slow devices: an ext4 image on a loop device with direct
 # I/O (so the host's page cache does not serve it), mounted, and read by
 # processes in a cgroup v1 blkio group whose read IOPS and bytes per
-# second are throttled.  Both also change read_ahead_kb.  None of this
+# second are throttled.  All also change read_ahead_kb.  None of this
 # may outlive the script: every change pushes the command that undoes it
 # on a stack, and the exit trap runs the stack backwards, also on failure
 # or Ctrl-C.  The sourcing script defines say (its messages).
@@ -76,6 +76,17 @@ loop_setup () {
 throttle () {
   echo "$loop_majmin $1" > "$loop_cg/blkio.throttle.read_iops_device"
   echo "$loop_majmin $2" > "$loop_cg/blkio.throttle.read_bps_device"
+}
+
+# in_cgroup COMMAND ARGS...: COMMAND (a function, usually) in a subshell
+# that joins the cgroup, so that every run, eviction and read of it and
+# its children is throttled, and that stops on Ctrl-C (hyperfine handles
+# SIGINT and returns; a shell without a trap would go on).  Set
+# read_ahead_kb out here, where the exit trap sees it.
+in_cgroup () {
+  (trap 'exit 130' INT TERM
+   echo "$BASHPID" > "$loop_cg/cgroup.procs"
+   "$@")
 }
 
 # cg_reads io_serviced|io_service_bytes: the read requests (or bytes) the
