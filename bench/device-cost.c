@@ -3,13 +3,13 @@
  * A bitmap filled without --device leaves the gap to the reader, and the
  * runtime then, on a cold start only, tells the class of the device its
  * file is on (include/pbitmap-plan.h): newfstatat on the file, readlinkat
- * of /sys/dev/block/MAJ:MIN and, for a disk that is neither NVMe nor
- * virtual, openat, preadv2 and close of its queue/rotational.  A process
- * makes that lookup once (per device), at its start, so what counts is
- * the first lookup in a fresh process: it costs several times what a
- * later one in the same process does, because the kernel's path walk
- * through sysfs and the calls' own code and data are not in the CPU's
- * caches yet.
+ * of /sys/dev/block/MAJ:MIN (not for a loop device) and, for a disk that
+ * is neither NVMe nor virtual, openat, preadv2 and close of its
+ * queue/rotational.  A process makes that lookup once (per device), at
+ * its start, so what counts is the first lookup in a fresh process: it
+ * costs several times what a later one in the same process does, because
+ * the kernel's path walk through sysfs and the calls' own code and data
+ * are not in the CPU's caches yet.
  *
  *     device-cost --fresh N [FILE]
  *
@@ -199,7 +199,7 @@ fresh (const char *self, const char *file, int n)
   long long *steps[NSTEPS];
   for (int s = 0; s < NSTEPS; s++)
     steps[s] = malloc (sizeof *steps[s] * (size_t) n);
-  int d = 0, rot = 0;
+  int d = 0, link = 0, rot = 0;
   char line[128];
   for (int i = 0; i < n; i++)
     {
@@ -216,6 +216,7 @@ fresh (const char *self, const char *file, int n)
           fprintf (stderr, "device-cost: a child failed\n");
           return 1;
         }
+      link |= steps[STEP_LINK][i] != 0;
       rot |= steps[STEP_ROT][i] != 0;
     }
   printf ("%s: %s (gap %u): first lookup in a fresh process: median %lld "
@@ -223,8 +224,10 @@ fresh (const char *self, const char *file, int n)
           pbitmap_device_name ((enum pbitmap_device) d),
           pbitmap_device_gap ((enum pbitmap_device) d),
           pct (whole, n, 500), pct (whole, n, 100), pct (whole, n, 900), n);
-  printf ("%s: its calls, medians: newfstatat %lld ns, readlinkat %lld ns",
-          file, pct (steps[STEP_STAT], n, 500), pct (steps[STEP_LINK], n, 500));
+  printf ("%s: its calls, medians: newfstatat %lld ns", file,
+          pct (steps[STEP_STAT], n, 500));
+  if (link)
+    printf (", readlinkat %lld ns", pct (steps[STEP_LINK], n, 500));
   if (rot)
     printf (", rotational (openat, preadv2, close) %lld ns",
             pct (steps[STEP_ROT], n, 500));

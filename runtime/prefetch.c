@@ -80,14 +80,14 @@
  *     the gap of the class of the device the object's file is on:
  *     newfstatat of its name (none in a secure process: the unknown
  *     device's gap), then, unless the device is anonymous (tmpfs,
- *     overlayfs), readlinkat of its sysfs entry and maybe a read of its
- *     queue/rotational (include/pbitmap-plan.h).  It is looked up only
- *     while the plan is issued, at the first gap between set pages whose
- *     reading depends on the class (longer than the least class gap, at
- *     most the greatest); the reads before it are then already in flight,
- *     and a plan that is the same for every class looks nothing up.  The
- *     last device's class is kept, so the objects of one device cost one
- *     lookup.  A warm start makes none of these calls; PBITMAP_DEBUG
+ *     overlayfs), readlinkat of its sysfs entry (not for a loop device)
+ *     and maybe a read of its queue/rotational (include/pbitmap-plan.h).
+ *     It is looked up only while the plan is issued, at the first gap
+ *     between set pages whose reading depends on the class (longer than
+ *     the least class gap, at most the greatest); the reads before it are
+ *     then already in flight, and a plan that is the same for every class
+ *     looks nothing up.  The last device's class is kept, so the objects
+ *     of one device cost one lookup.  A warm start makes none of these calls; PBITMAP_DEBUG
  *     looks the class up for its line when the plan did not.
  *
  *  7. Issue.  Each chunk is one madvise call: MADV_WILLNEED, or
