@@ -78,6 +78,13 @@ throttle () {
   echo "$loop_majmin $2" > "$loop_cg/blkio.throttle.read_bps_device"
 }
 
+# read_aheads DEFAULT: the read_ahead_kb values a profile runs at, one a
+# line: the device's DEFAULT, then 128 (the common distribution default)
+# unless DEFAULT is 128.
+read_aheads () {
+  printf '%s\n' "$1" 128 | awk '!seen[$0]++'
+}
+
 # in_cgroup COMMAND ARGS...: COMMAND (a function, usually) in a subshell
 # that joins the cgroup, so that every run, eviction and read of it and
 # its children is throttled, and that stops on Ctrl-C (hyperfine handles
