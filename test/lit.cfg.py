@@ -124,6 +124,9 @@ if shutil.which("strace"):
 # valgrind, for the test that the runtime gives it nothing to report.
 if shutil.which("valgrind"):
     config.available_features.add("valgrind")
+# gnuplot, which bench/report draws its plot with (test/bench).
+if shutil.which("gnuplot"):
+    config.available_features.add("gnuplot")
 
 # A --enable-sanitizers build: a sanitizer report must fail the test, also
 # under `not`, which only a crash does; leaks are reported too.  The
