@@ -37,6 +37,13 @@
  *       first call to the last page resident, or to the last call without
  *       -w; N pages read again).  With PROG it then execs PROG.
  *
+ *   arrivals PLAN FILE
+ *       Issues PLAN as prefetch does, then polls mincore every POLL_US
+ *       microseconds until every planned page is resident (or none came
+ *       for STALL_MS) and prints "MS PAGES" whenever the number of
+ *       planned pages resident grew: when the reads arrived, which shows
+ *       how a throttle paces them (bench/throttle-burst).
+ *
  *   run -- PROG [ARG...]
  *       Runs PROG, its output to /dev/null, and prints "ms MS status S".
  *
@@ -342,6 +349,20 @@ wait_resident (struct mapped *m, const struct chunk *c, long n, double *idle)
   return 0;
 }
 
+/* WILLNEED for each of the N chunks C of the file PATH, mapped as M, in
+   their order.  */
+static void
+issue (const struct mapped *m, const struct chunk *c, long n, const char *path)
+{
+  for (long i = 0; i < n; i++)
+    {
+      int err = posix_fadvise (m->fd, c[i].start * PAGE, c[i].count * PAGE,
+                               POSIX_FADV_WILLNEED);
+      if (err != 0)
+        error (1, err, "error: %s: posix_fadvise", path);
+    }
+}
+
 static int
 cmd_prefetch (int wait, const char *plan, const char *path, char **argv)
 {
@@ -350,13 +371,7 @@ cmd_prefetch (int wait, const char *plan, const char *path, char **argv)
   struct mapped m;
   map_file (path, &m);
   double t0 = now_ms ();
-  for (long i = 0; i < n; i++)
-    {
-      int err = posix_fadvise (m.fd, c[i].start * PAGE, c[i].count * PAGE,
-                               POSIX_FADV_WILLNEED);
-      if (err != 0)
-        error (1, err, "error: %s: posix_fadvise", path);
-    }
+  issue (&m, c, n, path);
   double idle = 0;
   long reread = wait ? wait_resident (&m, c, n, &idle) : 0;
   double t = now_ms () - t0 - idle;
@@ -372,6 +387,34 @@ cmd_prefetch (int wait, const char *plan, const char *path, char **argv)
   execvp (argv[0], argv);
   error (1, errno, "error: %s", argv[0]);
   return 1;
+}
+
+static int
+cmd_arrivals (const char *plan, const char *path)
+{
+  long n;
+  struct chunk *c = read_plan (plan, &n);
+  struct mapped m;
+  map_file (path, &m);
+  long planned = 0;
+  for (long i = 0; i < n; i++)
+    planned += c[i].count;
+  double t0 = now_ms ();
+  issue (&m, c, n, path);
+  long resident = 0;
+  double since = now_ms ();
+  while (resident < planned && now_ms () - since <= STALL_MS)
+    {
+      long now_resident = planned - missing_pages (&m, c, n, 0);
+      if (now_resident > resident)
+        {
+          resident = now_resident;
+          since = now_ms ();
+          printf ("%.2f %ld\n", since - t0, resident);
+        }
+      usleep (POLL_US);
+    }
+  return 0;
 }
 
 static int
@@ -391,7 +434,8 @@ static void
 usage (void)
 {
   error (64, 0, "usage: order FILE -- PROG...; plan GAP WIDTH ORDER; "
-         "prefetch [-w] PLAN FILE [-- PROG...]; run -- PROG...");
+         "prefetch [-w] PLAN FILE [-- PROG...]; arrivals PLAN FILE; "
+         "run -- PROG...");
 }
 
 int
@@ -414,6 +458,8 @@ main (int argc, char **argv)
       if (left >= 4 && strcmp (rest[2], "--") == 0)
         return cmd_prefetch (wait, rest[0], rest[1], rest + 3);
     }
+  if (strcmp (cmd, "arrivals") == 0 && argc == 4)
+    return cmd_arrivals (argv[2], argv[3]);
   if (strcmp (cmd, "run") == 0 && argc >= 4 && strcmp (argv[2], "--") == 0)
     return cmd_run (argv + 3);
   usage ();
