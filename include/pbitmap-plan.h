@@ -11,9 +11,16 @@
  * A read (a chunk) starts at a marked page, ends at a marked page and
  * spans at most PBITMAP_CHUNK_PAGES pages (512 KiB):
  *
- *  - the kernel silently cuts one WILLNEED call to its read-ahead window
- *    (max (read_ahead_kb, max_sectors_kb)), and block devices commonly
- *    split requests at 512 KiB anyway, so a longer chunk is not one I/O;
+ *  - one WILLNEED call reads at most the device's read-ahead window,
+ *    max (read_ahead_kb, max_sectors_kb): the kernel silently cuts a
+ *    longer one (force_page_cache_ra), and block devices commonly split
+ *    requests at 512 KiB anyway, so a longer chunk is not one I/O.
+ *    Where the window is smaller, a device whose max_sectors_kb is 128
+ *    or 256 at the common read_ahead_kb of 128, or a FUSE or NFS mount
+ *    (a 128 KiB window there), the pages of a chunk past the window are
+ *    not prefetched but left to the program's faults (on a loop device
+ *    at max_sectors_kb 128 and read_ahead_kb 128, a WILLNEED of 512 KiB
+ *    read 128 KiB; at either value 1280 or 2560, all of it);
  *  - a gap of at most max_gap unmarked pages inside the span is read
  *    through, since reading it costs less than one more I/O (the gap of
  *    the device the file is read from, below, or the one a fill pinned),
