@@ -36,14 +36,15 @@
  * (include/pbitmap-plan.h, device.c).  With -v one line per file goes
  * to standard error, saying what was done for it:
  *
- *     elfpatch: run: FILE: pages=N runs=R calls=C[ gap=G (CLASS)]
+ *     elfpatch: run: FILE: pages=N runs=R reads=C[ gap=G (CLASS)]
  *     elfpatch: run: FILE: no bitmap (not linked with the pbitmap plugin)
  *     elfpatch: run: FILE: bitmap not filled
  *     elfpatch: run: FILE: empty bitmap
  *
  * where N counts the pages advised, gaps included, R the runs of set
  * pages among them (as --show and PBITMAP_DEBUG count runs), C the
- * posix_fadvise calls, and the gap and its device class are there when
+ * reads (chunks; each is one or more posix_fadvise calls,
+ * pbitmap_chunk_calls), and the gap and its device class are there when
  * the launcher chose them; and a PROG that is not ELF (a script) gets
  * "not an ELF program; nothing prefetched".  A bitmap from the store
  * ends the first line with " from ENTRY", the entry's file; "no bitmap"
@@ -178,12 +179,20 @@ struct run_plan
   struct plan_count count;
 };
 
+/* One WILLNEED call of a chunk (pbitmap_chunk_calls).  */
 static void
-plan_chunk (void *ctx, uint64_t first, uint64_t npages)
+plan_willneed (void *ctx, uint64_t first, uint64_t npages)
 {
   struct run_plan *p = ctx;
   posix_fadvise (p->fd, (off_t) (first * PBITMAP_PAGE_SIZE),
                  (off_t) (npages * PBITMAP_PAGE_SIZE), POSIX_FADV_WILLNEED);
+}
+
+static void
+plan_chunk (void *ctx, uint64_t first, uint64_t npages)
+{
+  struct run_plan *p = ctx;
+  pbitmap_chunk_calls (first, npages, plan_willneed, p);
   plan_count_chunk (&p->count, first, npages);
 }
 
@@ -288,7 +297,7 @@ prefetch_file (const char *path, int fd, Elf *elf, uint64_t file_size)
     }
   pbitmap_chunker_init (&chunker, gap, plan_chunk, &p);
   plan_bitmap (loads, (size_t) n_loads, bits, hdr.capacity, &chunker);
-  run_say (path, "pages=%" PRIu64 " runs=%" PRIu64 " calls=%" PRIu64 "%s%s%s",
+  run_say (path, "pages=%" PRIu64 " runs=%" PRIu64 " reads=%" PRIu64 "%s%s%s",
            p.count.pages, chunker.runs, p.count.reads, chosen,
            *from ? " from " : "", from);
 

@@ -18,9 +18,16 @@
  *    Where the window is smaller, a device whose max_sectors_kb is 128
  *    or 256 at the common read_ahead_kb of 128, or a FUSE or NFS mount
  *    (a 128 KiB window there), the pages of a chunk past the window are
- *    not prefetched but left to the program's faults (on a loop device
- *    at max_sectors_kb 128 and read_ahead_kb 128, a WILLNEED of 512 KiB
- *    read 128 KiB; at either value 1280 or 2560, all of it);
+ *    not read by that call (on a loop device at max_sectors_kb 128 and
+ *    read_ahead_kb 128, a WILLNEED of 512 KiB read 128 KiB; at either
+ *    value 1280 or 2560, all of it).  So a reader that asks for reads
+ *    with WILLNEED issues each chunk as calls of its own
+ *    (pbitmap_chunk_calls, below): one for the whole chunk, then one
+ *    from each later PBITMAP_WINDOW_PAGES boundary of it to its end.
+ *    Where the window holds the chunk, the first call reads it all, in
+ *    one request, and the others find its pages in the page cache and
+ *    read nothing; where the window is smaller (but at least 128 KiB),
+ *    each call reads the next part the ones before did not;
  *  - a gap of at most max_gap unmarked pages inside the span is read
  *    through, since reading it costs less than one more I/O (the gap of
  *    the device the file is read from, below, or the one a fill pinned),
@@ -52,6 +59,22 @@
 
 /* Receives the chunk of NPAGES pages starting at page FIRST.  */
 typedef void pbitmap_chunk_fn (void *ctx, uint64_t first, uint64_t npages);
+
+/* The least read-ahead window a WILLNEED call is cut to, in pages: 128
+   KiB, the kernel's default read_ahead_kb and the window of FUSE and NFS
+   mounts at it (a block device's is at least its max_sectors_kb).  */
+#define PBITMAP_WINDOW_PAGES 32u
+
+/* Calls CALL (CTX, FIRST + K, NPAGES - K) for K = 0 and each multiple of
+   PBITMAP_WINDOW_PAGES under NPAGES: the WILLNEED calls of one chunk
+   (the window, above).  */
+static inline void
+pbitmap_chunk_calls (uint64_t first, uint64_t npages, pbitmap_chunk_fn *call,
+                     void *ctx)
+{
+  for (uint64_t k = 0; k < npages; k += PBITMAP_WINDOW_PAGES)
+    call (ctx, first + k, npages - k);
+}
 
 /* Returns the gap the chunks are to be read with: asked once, only when
    a chunk's extent depends on it (below).  */

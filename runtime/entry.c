@@ -148,7 +148,7 @@ static int
 walked_status (const struct proc *pr, struct outcome *o)
 {
   unsigned opts = pr->opts;
-  o->n.pages = o->n.runs = o->n.calls = 0;
+  o->n.pages = o->n.runs = o->n.reads = 0;
   o->gap.pages = 0;
   o->gap.device = GAP_PINNED;
   o->us = 0;

@@ -7,7 +7,7 @@
  * earlier PT_LOAD is left out, and the runs go, as addresses, to the
  * chunker there.  A gap is read through only where the memory between is
  * all mapped from the file.  The same plan is first only counted and
- * sampled, then issued, one madvise per chunk.
+ * sampled, then issued, a chunk at a time (plan_chunk).
  */
 
 #include "rt.h"
@@ -24,7 +24,7 @@ rt_plan_init (struct plan *p, const struct segment *segs, uint64_t max_gap,
   p->scan = 0;
   p->segs = segs;
   p->advice = advice;
-  p->n.pages = p->n.runs = p->n.calls = 0;
+  p->n.pages = p->n.runs = p->n.reads = 0;
   p->nsample = 0;
   p->stride = 1;
 }
@@ -54,9 +54,20 @@ plan_sample (struct plan *p, uintptr_t addr, uint64_t first, uint64_t npages)
     }
 }
 
-/* One chunk of the plan: madvise it, or count and sample it.  A kernel
-   without MADV_POPULATE_READ (before 5.14) says EINVAL: then WILLNEED it
-   is.  */
+/* One WILLNEED call of a chunk (pbitmap_chunk_calls).  */
+static void
+plan_willneed (void *ctx, uint64_t first, uint64_t npages)
+{
+  (void) ctx;
+  rt_madvise ((uintptr_t) first * RT_PAGE, (uintptr_t) npages * RT_PAGE,
+              RT_MADV_WILLNEED);
+}
+
+/* One chunk of the plan: madvise it, or count and sample it.
+   MADV_POPULATE_READ takes a chunk in one call (it faults the pages in,
+   whatever the read-ahead window); WILLNEED takes the calls of
+   pbitmap_chunk_calls.  A kernel without MADV_POPULATE_READ (before
+   5.14) says EINVAL: then WILLNEED it is.  */
 static void
 plan_chunk (void *ctx, uint64_t first, uint64_t npages)
 {
@@ -65,13 +76,13 @@ plan_chunk (void *ctx, uint64_t first, uint64_t npages)
   uintptr_t len = (uintptr_t) npages * RT_PAGE;
   if (p->advice == 0)
     plan_sample (p, addr, p->n.pages, npages);
-  else if (rt_madvise (addr, len, p->advice) == -RT_EINVAL
-           && p->advice == RT_MADV_POPULATE_READ)
+  else if (p->advice != RT_MADV_POPULATE_READ
+           || rt_madvise (addr, len, p->advice) == -RT_EINVAL)
     {
       p->advice = RT_MADV_WILLNEED;
-      rt_madvise (addr, len, p->advice);
+      pbitmap_chunk_calls (first, npages, plan_willneed, p);
     }
-  p->n.calls++;
+  p->n.reads++;
   p->n.pages += npages;
 }
 
@@ -212,7 +223,7 @@ device_gap (void *ctx)
 /* Plans the bitmap H (a region's header and bits, IM's own or another
    copy of them) over IM's PT_LOADs and issues it, as OPTS say: first the
    residency sample (PROBES of the sampled pages, at most RT_SAMPLES, are
-   asked), then, unless they are all resident, one madvise per chunk at
+   asked), then, unless they are all resident, each chunk (plan_chunk) at
    the gap H pins or, with PBITMAP_F_GAP_AUTO, the gap of the device PATH
    is on.  That gap is looked up only when a chunk's extent depends on it,
    after the chunks before it were issued, and with PBITMAP_DEBUG in the

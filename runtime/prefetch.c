@@ -90,11 +90,14 @@
  *     of one device cost one lookup.  A warm start makes none of these calls; PBITMAP_DEBUG
  *     looks the class up for its line when the plan did not.
  *
- *  7. Issue.  Each chunk is one madvise call: MADV_WILLNEED, or
- *     MADV_POPULATE_READ in mode populate (then WILLNEED if the kernel
- *     does not know it).  The debug line counts the pages planned (gaps
- *     included), the runs of set pages among them (the chunker counts
- *     them, as --show and elfpatch --run -v do) and the calls, and, when
+ *  7. Issue.  Each chunk, one read, is MADV_POPULATE_READ in one call in
+ *     mode populate, or else (or when the kernel does not know it)
+ *     MADV_WILLNEED, in one call from each 32-page boundary of the chunk
+ *     to its end, since the kernel cuts one call to the device's
+ *     read-ahead window, which may be as small as 128 KiB
+ *     (include/pbitmap-plan.h).  The debug line counts the pages planned
+ *     (gaps included), the runs of set pages among them (the chunker
+ *     counts them, as --show and elfpatch --run -v do) and the reads, and, when
  *     the runtime chose the gap, the gap and the device class ("gap=10
  *     (cloud)").
  *
@@ -163,7 +166,7 @@ rt_run (struct proc *pr, const struct rt_object *im, const char *path,
 {
   unsigned opts = pr->opts;
   uint64_t t0 = 0;
-  o->n.pages = o->n.runs = o->n.calls = 0;
+  o->n.pages = o->n.runs = o->n.reads = 0;
   o->gap.pages = 0;
   o->gap.device = GAP_PINNED;
   o->us = 0;

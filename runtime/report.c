@@ -82,7 +82,7 @@ rt_report (const char *tool, const char *name, size_t name_max,
                     : o->st == ST_POPULATE ? "populate" : "full", 16);
       line_field (&l, " pages=", o->n.pages);
       line_field (&l, " runs=", o->n.runs);
-      line_field (&l, " calls=", o->n.calls);
+      line_field (&l, " reads=", o->n.reads);
       line_field (&l, " us=", o->us);
       if (o->gap.device != GAP_PINNED)
         {

@@ -244,7 +244,7 @@ struct counts
 {
   uint64_t pages;
   uint64_t runs;
-  uint64_t calls;
+  uint64_t reads;
 };
 
 /* The gap a plan was issued with, and the device class it is that of
