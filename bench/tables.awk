@@ -1,10 +1,15 @@
-# tables.awk: the tables of bench/read-order and bench/store, from their
-# runs (a TSV file with a header line), on standard output.
+# tables.awk: the tables of bench/read-order, bench/store and
+# bench/throttle-burst, from their runs (a TSV file with a header line),
+# on standard output.
 #
 #     awk -v table=read-order -f bench/tables.awk RUNS.tsv
 #         columns ra_kb mode round ms; one markdown table per read_ahead_kb
 #     awk -v table=store -f bench/tables.awk RUNS.tsv
 #         columns profile ra_kb mode round wall_ms; one line per profile
+#     awk -v table=throttle-burst -f bench/tables.awk ROWS.tsv
+#         columns profile subject round, then eight measures; one markdown
+#         row per profile and subject, each measure's median over the
+#         rounds that have it (a negative value is none)
 #
 # Times are medians over the rounds.  Every ratio of two times is the
 # median of the ratios of the same round's runs (paired), as bench/report
@@ -47,6 +52,13 @@ BEGIN { FS = "\t" }
 NR == 1 { next }
 table == "read-order" { keep($1 "\t" $2, $3, $4) }
 table == "store" { keep($1 "\t" $2 "\t" $3, $4, $5) }
+table == "throttle-burst" {
+  k = $1 "\t" $2
+  if (!(k in seen)) { seen[k] = 1; key[++nkeys] = k }
+  for (c = 4; c <= NF; c++)
+    if ($c + 0 >= 0)
+      col[k, c] = col[k, c] " " $c
+}
 
 # read-order: per read_ahead_kb, each mode's median, how many times faster
 # than demand paging and how much slower than ascending order it is; the
@@ -82,13 +94,28 @@ function store(   i, p, k, done) {
   }
 }
 
+# throttle-burst: per profile and subject, the median of each measure:
+# plan MiB, reads, MiB by 10, 50 and 100 ms, all ms, nominal ms, pause ms
+# (-1 where no round has it).
+function throttle_burst(   i, p, c, m) {
+  for (i = 1; i <= nkeys; i++) {
+    split(key[i], p, "\t")
+    for (c = 4; c <= 11; c++)
+      m[c] = (key[i], c) in col ? median(col[key[i], c]) : -1
+    printf "| %s | %s | %.1f | %d | %.1f | %.1f | %.1f | %.0f | %.0f | %.0f |\n",
+      p[1], p[2], m[4], m[5], m[6], m[7], m[8], m[9], m[10], m[11]
+  }
+}
+
 END {
   if (table == "read-order")
     read_order()
   else if (table == "store")
     store()
+  else if (table == "throttle-burst")
+    throttle_burst()
   else {
-    print "tables.awk: table must be read-order or store" > "/dev/stderr"
+    print "tables.awk: table must be read-order, store or throttle-burst" > "/dev/stderr"
     exit 64
   }
 }
