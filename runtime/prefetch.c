@@ -97,9 +97,9 @@
  *     read-ahead window, which may be as small as 128 KiB
  *     (include/pbitmap-plan.h).  The debug line counts the pages planned
  *     (gaps included), the runs of set pages among them (the chunker
- *     counts them, as --show and elfpatch --run -v do) and the reads, and, when
- *     the runtime chose the gap, the gap and the device class ("gap=10
- *     (cloud)").
+ *     counts them, as --show and elfpatch --run -v do) and the reads,
+ *     and, when the runtime chose the gap, the gap and the device class
+ *     ("gap=10 (cloud)").
  *
  *  8. Libraries.  In glibc the dynamic linker runs the executable's
  *     .preinit_array before the initializers of the libraries it loaded
