@@ -1,6 +1,6 @@
-# tables.awk: the tables of bench/read-order, bench/store and
-# bench/throttle-burst, from their runs (a TSV file with a header line),
-# on standard output.
+# tables.awk: the tables of bench/read-order, bench/store,
+# bench/throttle-burst and bench/paced, from their runs (a TSV file with
+# a header line), on standard output.
 #
 #     awk -v table=read-order -f bench/tables.awk RUNS.tsv
 #         columns ra_kb mode round ms; one markdown table per read_ahead_kb
@@ -10,6 +10,9 @@
 #         columns profile subject round, then eight measures; one markdown
 #         row per profile and subject, each measure's median over the
 #         rounds that have it (a negative value is none)
+#     awk -v table=paced -f bench/tables.awk RUNS.tsv
+#         columns profile ra_kb subject mode round ms, modes warm demand
+#         pbitmap; one markdown row per profile, read_ahead_kb and subject
 #
 # Times are medians over the rounds.  Every ratio of two times is the
 # median of the ratios of the same round's runs (paired), as bench/report
@@ -52,6 +55,11 @@ BEGIN { FS = "\t" }
 NR == 1 { next }
 table == "read-order" { keep($1 "\t" $2, $3, $4) }
 table == "store" { keep($1 "\t" $2 "\t" $3, $4, $5) }
+table == "paced" {
+  keep($1 "\t" $2 "\t" $3 "\t" $4, $5, $6)
+  k = $1 "\t" $2 "\t" $3
+  if (!(k in cell)) { cell[k] = 1; cells[++ncells] = k }
+}
 table == "throttle-burst" {
   k = $1 "\t" $2
   if (!(k in seen)) { seen[k] = 1; key[++nkeys] = k }
@@ -107,6 +115,18 @@ function throttle_burst(   i, p, c, m) {
   }
 }
 
+# paced: per profile, read_ahead_kb and subject, the modes' medians,
+# demand paging over pbitmap and pbitmap over warm.
+function paced(   i, p, k) {
+  for (i = 1; i <= ncells; i++) {
+    k = cells[i]
+    split(k, p, "\t")
+    printf "| %s | %s | %s | %.0f | %.0f | %.0f | %.2f | %.2f |\n", p[1], p[2], p[3],
+      median(times[k "\twarm"]), median(times[k "\tdemand"]), median(times[k "\tpbitmap"]),
+      paired(k "\tdemand", k "\tpbitmap"), paired(k "\tpbitmap", k "\twarm")
+  }
+}
+
 END {
   if (table == "read-order")
     read_order()
@@ -114,8 +134,10 @@ END {
     store()
   else if (table == "throttle-burst")
     throttle_burst()
+  else if (table == "paced")
+    paced()
   else {
-    print "tables.awk: table must be read-order, store or throttle-burst" > "/dev/stderr"
+    print "tables.awk: table must be read-order, store, throttle-burst or paced" > "/dev/stderr"
     exit 64
   }
 }

@@ -127,6 +127,13 @@ if shutil.which("valgrind"):
 # gnuplot, which bench/report draws its plot with (test/bench).
 if shutil.which("gnuplot"):
     config.available_features.add("gnuplot")
+# FUSE, which bench/fuse-device.c mounts (root, /dev/fuse, fusermount3
+# and libfuse3 to build it with).
+if os.geteuid() == 0 and os.path.exists("/dev/fuse") and shutil.which(
+        "fusermount3") and shutil.which("pkg-config"):
+    import subprocess
+    if subprocess.run(["pkg-config", "--exists", "fuse3"]).returncode == 0:
+        config.available_features.add("fuse")
 
 # A --enable-sanitizers build: a sanitizer report must fail the test, also
 # under `not`, which only a crash does; leaks are reported too.  The
