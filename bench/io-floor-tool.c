@@ -30,7 +30,8 @@
  *       being the earliest first touch of its pages.
  *
  *   prefetch [-w] PLAN FILE [-- PROG [ARG...]]
- *       Issues POSIX_FADV_WILLNEED for each chunk of PLAN, in the order
+ *       Issues POSIX_FADV_WILLNEED for each chunk of PLAN (in the calls
+ *       the runtime makes for a read, pbitmap_chunk_calls), in the order
  *       of its lines.  With -w it then polls mincore until every planned
  *       page is resident (reading those a failed read-ahead lost, see
  *       wait_resident); without PROG it prints "ms MS reread N" (from the
@@ -60,6 +61,8 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+
+#include "../include/pbitmap-plan.h"
 #include <time.h>
 #include <unistd.h>
 
@@ -349,18 +352,35 @@ wait_resident (struct mapped *m, const struct chunk *c, long n, double *idle)
   return 0;
 }
 
+/* The file a chunk's WILLNEED calls go to.  */
+struct target
+{
+  int fd;
+  const char *path;
+};
+
+/* One WILLNEED call of a chunk (pbitmap_chunk_calls).  */
+static void
+willneed (void *ctx, uint64_t first, uint64_t npages)
+{
+  const struct target *t = ctx;
+  int err = posix_fadvise (t->fd, (off_t) (first * PAGE),
+                           (off_t) (npages * PAGE), POSIX_FADV_WILLNEED);
+  if (err != 0)
+    error (1, err, "error: %s: posix_fadvise", t->path);
+}
+
 /* WILLNEED for each of the N chunks C of the file PATH, mapped as M, in
-   their order.  */
+   their order, each as the runtime issues a read: in the calls of
+   pbitmap_chunk_calls, which a small read-ahead window cannot cut short
+   (include/pbitmap-plan.h).  */
 static void
 issue (const struct mapped *m, const struct chunk *c, long n, const char *path)
 {
+  struct target t = { m->fd, path };
   for (long i = 0; i < n; i++)
-    {
-      int err = posix_fadvise (m->fd, c[i].start * PAGE, c[i].count * PAGE,
-                               POSIX_FADV_WILLNEED);
-      if (err != 0)
-        error (1, err, "error: %s: posix_fadvise", path);
-    }
+    pbitmap_chunk_calls ((uint64_t) c[i].start, (uint64_t) c[i].count,
+                         willneed, &t);
 }
 
 static int
