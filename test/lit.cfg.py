@@ -118,6 +118,9 @@ if os.geteuid() == 0 and shutil.which("unshare") and " overlay\n" in open(
 # The cgroup v1 memory controller, for tests that fill a memory cgroup.
 if os.path.exists("/sys/fs/cgroup/memory/memory.limit_in_bytes"):
     config.available_features.add("memcg-v1")
+# The cgroup v1 blkio throttle, for the bench's emulated devices.
+if os.path.exists("/sys/fs/cgroup/blkio/blkio.throttle.read_bps_device"):
+    config.available_features.add("blkio-v1")
 # strace, for the tests that list the system calls the runtime makes.
 if shutil.which("strace"):
     config.available_features.add("strace")
