@@ -87,6 +87,7 @@ loop_setup () {
   loop_block=$(basename "$loop_dev")
   set_max_sectors "$loop_block" "$loop_max_sectors_kb" ||
     { say "cannot set $loop_block's max_sectors_kb to $loop_max_sectors_kb"; return 1; }
+  say "$loop_block: max_sectors_kb $(cat "/sys/block/$loop_block/queue/max_sectors_kb"), read_ahead_kb $(cat "/sys/block/$loop_block/queue/read_ahead_kb")"
   mkdir -p "$mnt"
   mount "$loop_dev" "$mnt"
   restore+=("umount '$mnt'")
