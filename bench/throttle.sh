@@ -31,31 +31,27 @@ restore_all () {
 trap restore_all EXIT
 trap 'exit 130' INT TERM
 
-set_read_ahead () {   # DEVICE KB
-  local f=/sys/block/$1/queue/read_ahead_kb old
+# set_queue DEVICE ATTRIBUTE VALUE: DEVICE's queue/ATTRIBUTE set to
+# VALUE, the old value put back on exit.
+set_queue () {
+  local f=/sys/block/$1/queue/$2 old
   old=$(cat "$f")
-  [ "$old" = "$2" ] && return 0
-  echo "$2" > "$f"
+  [ "$old" = "$3" ] && return 0
+  echo "$3" > "$f" || return 1
   restore+=("echo $old > $f")
 }
 
-set_rotational () {   # DEVICE 0|1: what the device says it is
-  local f=/sys/block/$1/queue/rotational old
-  old=$(cat "$f")
-  [ "$old" = "$2" ] && return 0
-  echo "$2" > "$f"
-  restore+=("echo $old > $f")
-}
+set_read_ahead () { set_queue "$1" read_ahead_kb "$2"; }   # DEVICE KB
+
+set_rotational () { set_queue "$1" rotational "$2"; }   # DEVICE 0|1: what the device says it is
 
 # set_max_sectors DEVICE KB: DEVICE's largest request, KB or its
 # max_hw_sectors_kb if that is less.
 set_max_sectors () {
-  local q=/sys/block/$1/queue old kb=$2 hw
-  old=$(cat "$q/max_sectors_kb") hw=$(cat "$q/max_hw_sectors_kb")
+  local kb=$2 hw
+  hw=$(cat "/sys/block/$1/queue/max_hw_sectors_kb")
   [ "$hw" -lt "$kb" ] && kb=$hw
-  [ "$old" = "$kb" ] && return 0
-  echo "$kb" > "$q/max_sectors_kb" || return 1
-  restore+=("echo $old > $q/max_sectors_kb")
+  set_queue "$1" max_sectors_kb "$kb"
 }
 
 block_device_of () {   # FILE -> sys block name (vda), whole disk
