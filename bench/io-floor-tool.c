@@ -61,10 +61,10 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-
-#include "../include/pbitmap-plan.h"
 #include <time.h>
 #include <unistd.h>
+
+#include "../include/pbitmap-plan.h"
 
 #define PAGE 4096
 #define POLL_US 500
