@@ -33,7 +33,7 @@
  *       Issues POSIX_FADV_WILLNEED for each chunk of PLAN (in the calls
  *       the runtime makes for a read, pbitmap_chunk_calls), in the order
  *       of its lines.  With -w it then polls mincore until every planned
- *       page is resident (reading those a failed read-ahead lost, see
+ *       page is resident (reading those the page cache dropped, see
  *       wait_resident); without PROG it prints "ms MS reread N" (from the
  *       first call to the last page resident, or to the last call without
  *       -w; N pages read again).  With PROG it then execs PROG.
@@ -69,7 +69,7 @@
 #define PAGE 4096
 #define POLL_US 500
 /* A wait that sees no planned page arrive for this long has lost some:
-   see cmd_prefetch.  At 200 IOPS a queue of reads ends a page every 5 ms. */
+   see wait_resident.  At 200 IOPS a queue of reads ends a page every 5 ms. */
 #define STALL_MS 1000
 
 struct chunk
@@ -324,10 +324,11 @@ missing_pages (struct mapped *m, const struct chunk *c, long n, int read)
   return missing;
 }
 
-/* Waits until every planned page is resident.  Under a deep throttle
-   queue a few read-ahead reads can end without data (seen with ~1,100
-   chunks queued at 200 IOPS): the page stays in the page cache not
-   up to date, mincore calls it absent, and WILLNEED skips it for good.
+/* Waits until every planned page is resident.  A page read ahead can
+   leave the page cache before anyone maps it: a DAMON scheme that pages
+   out idle unmapped page cache drops it (seen with ~1,100 chunks queued
+   at 200 IOPS, the drops all kdamond's, none with DAMON paused;
+   bench/throttle.sh, pause_damon), and WILLNEED has no second go.
    After STALL_MS without progress the missing pages are read one by one,
    as the program's faults would, and their number returned; *IDLE is
    the time waited for nothing, which the floor does not count.  */

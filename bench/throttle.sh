@@ -1,13 +1,16 @@
 # shellcheck shell=bash
-# throttle.sh: sourced by bench/cold-start, io-floor, read-order and store (bash).
+# throttle.sh: sourced by bench/cold-start, io-floor, read-order, store,
+# throttle-burst and paced (bash).
 #
-# They all emulate slow devices: an ext4 image on a loop device with direct
+# They emulate slow devices: an ext4 image on a loop device with direct
 # I/O (so the host's page cache does not serve it), mounted, and read by
 # processes in a cgroup v1 blkio group whose read IOPS and bytes per
-# second are throttled.  All also change read_ahead_kb.  None of this
-# may outlive the script: every change pushes the command that undoes it
-# on a stack, and the exit trap runs the stack backwards, also on failure
-# or Ctrl-C.  The sourcing script defines say (its messages).
+# second are throttled (paced instead serves a FUSE mount).  All change
+# read_ahead_kb, and all pause the kernel's own reclaim (pause_damon).
+# None of this may outlive the script: every change pushes the command
+# that undoes it on a stack, and the exit trap runs the stack backwards,
+# also on failure or Ctrl-C.  The sourcing script defines say (its
+# messages).
 #
 # The loop device's largest request, max_sectors_kb, is pinned to 1280
 # KiB (or its max_hw_sectors_kb, if less): the block layer's default cap
@@ -52,6 +55,33 @@ set_max_sectors () {
   hw=$(cat "/sys/block/$1/queue/max_hw_sectors_kb")
   [ "$hw" -lt "$kb" ] && kb=$hw
   set_queue "$1" max_sectors_kb "$kb"
+}
+
+# pause_damon: stops every DAMON worker (kdamond) that is running, and
+# starts it again on exit.  A kernel may run DAMON schemes that reclaim
+# memory on their own; this VM's host runs one that pages out unmapped
+# page cache in regions idle for a minute (kdamonds/0: action pageout,
+# an "unmapped" filter, age >= 12 aggregations of 5 s, applied every
+# 5 s).  The pages a prefetch reads are exactly such pages until the
+# program maps them: DAMON tracks physical regions, and a fresh
+# read-ahead page in a region idle for a minute looks idle.  So a run
+# that spans one of its passes loses part of its prefetch, which the
+# program's faults then read again, and demand paging, whose pages are
+# mapped as they arrive, loses little (bench/RESULTS.md).  Without root,
+# or with no DAMON, it says so and does nothing.  DAMON_ADMIN names the
+# sysfs directory (default /sys/kernel/mm/damon/admin).
+pause_damon () {
+  local admin=${DAMON_ADMIN:-/sys/kernel/mm/damon/admin} s k
+  for s in "$admin"/kdamonds/[0-9]*/state; do
+    [ -f "$s" ] && [ "$(cat "$s")" = on ] || continue
+    k=$(basename "$(dirname "$s")")
+    if echo off 2> /dev/null > "$s"; then
+      restore+=("echo on > '$s'")
+      say "DAMON kdamond $k paused for the run"
+    else
+      say "cannot pause DAMON kdamond $k: its reclaim may drop prefetched pages"
+    fi
+  done
 }
 
 block_device_of () {   # FILE -> sys block name (vda), whole disk
