@@ -59,17 +59,18 @@ set_max_sectors () {
 
 # pause_damon: stops every DAMON worker (kdamond) that is running, and
 # starts it again on exit.  A kernel may run DAMON schemes that reclaim
-# memory on their own; this VM's host runs one that pages out unmapped
+# memory on their own; this VM's kernel runs one that pages out unmapped
 # page cache in regions idle for a minute (kdamonds/0: action pageout,
 # an "unmapped" filter, age >= 12 aggregations of 5 s, applied every
 # 5 s).  The pages a prefetch reads are exactly such pages until the
 # program maps them: DAMON tracks physical regions, and a fresh
-# read-ahead page in a region idle for a minute looks idle.  So a run
-# that spans one of its passes loses part of its prefetch, which the
-# program's faults then read again, and demand paging, whose pages are
-# mapped as they arrive, loses little (bench/RESULTS.md).  Without root,
-# or with no DAMON, it says so and does nothing.  DAMON_ADMIN names the
-# sysfs directory (default /sys/kernel/mm/damon/admin).
+# read-ahead page in a region idle for a minute is paged out with it.
+# So a run that spans one of its passes loses part of its prefetch,
+# which the program's faults then read again, and demand paging, whose
+# pages are mapped as they arrive, loses little (bench/RESULTS.md).
+# A worker it cannot pause (not root) is named; with no DAMON it does
+# nothing.  DAMON_ADMIN names the sysfs directory (default
+# /sys/kernel/mm/damon/admin).
 pause_damon () {
   local admin=${DAMON_ADMIN:-/sys/kernel/mm/damon/admin} s k
   for s in "$admin"/kdamonds/[0-9]*/state; do
