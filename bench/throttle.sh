@@ -15,9 +15,9 @@
 # The loop device's largest request, max_sectors_kb, is pinned to 1280
 # KiB (or its max_hw_sectors_kb, if less): the block layer's default cap
 # for a device whose driver sets none (this VM's virtio disk allows
-# 4096), and what the loop devices of the runs up to 2026-12-05 had.  The loop driver's own default changed under us:
-# 1280 with the host kernel of the runs up to 2026-12-05 (6.18.44-fc-v1252),
-# 128 with the one of 2026-12-06 (v1294).  At 128 every
+# 4096).  What a new loop device gets depends on the kernel: 1280 on
+# some this VM has run, 128 on others (bench/RESULTS.md, "What
+# remains", says which runs had which).  At 128 every
 # request is cut to 128 KiB, so a prefetch that reads through gaps costs
 # the IOPS throttle four requests for a 512 KiB read, which the emulated
 # devices would serve in one, and at read_ahead_kb 128 one WILLNEED call
