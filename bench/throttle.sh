@@ -10,7 +10,9 @@
 # None of this may outlive the script: every change pushes the command
 # that undoes it on a stack, and the exit trap runs the stack backwards,
 # also on failure or Ctrl-C.  The sourcing script defines say (its
-# messages).
+# messages) and src (bench/).  The benches that issue read plans by
+# hand build io-floor-tool and turn a trace into its input here too
+# (io_floor_tool, trace_pages).
 #
 # The loop device's largest request, max_sectors_kb, is pinned to 1280
 # KiB (or its max_hw_sectors_kb, if less): the block layer's default cap
@@ -154,4 +156,38 @@ in_cgroup () {
 cg_reads () {
   awk -v dev="$loop_majmin" '$1 == dev && $2 == "Read" { n += $3 } END { print n + 0 }' \
     "$loop_cg/blkio.throttle.$1"
+}
+
+# io_floor_tool TOOL: TOOL built from bench/io-floor-tool.c unless it is
+# newer than its source.  The benches that issue a read plan by hand
+# (cold-start's disk_device, io-floor, read-order, throttle-burst) share
+# one build in the work directory.
+io_floor_tool () {
+  [ "$1" -nt "$src/io-floor-tool.c" ] ||
+    ${CC:-gcc} -std=gnu11 -O2 -Wall -o "$1" "$src/io-floor-tool.c"
+}
+
+# trace_pages TRACE FILE: the pages TRACE recorded of FILE (the "pages"
+# lines of FILE's blocks; a recording names every file the run mapped,
+# its libraries too) as the "PAGE MS CPU" lines io-floor-tool plans
+# from, with no times (0 0).  Fails, saying so, when TRACE has no page
+# of FILE.
+trace_pages () {
+  local file
+  file=$(realpath "$2") || return 1
+  awk -v file="$file" '
+    $1 == "file" { mine = substr($0, 6) == file }
+    $1 == "end" { mine = 0 }
+    mine && $1 == "pages" {
+      n = split($2, range, ",")
+      for (i = 1; i <= n; i++) {
+        split(range[i], bound, "-")
+        first = bound[1] + 0
+        last = bound[2] == "" ? first : bound[2] + 0
+        for (p = first; p <= last; p++) print p, 0, 0
+        found = 1
+      }
+    }
+    END { exit !found }' "$1" ||
+    { say "$1 records no page of $file" >&2; return 1; }
 }
