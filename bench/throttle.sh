@@ -6,7 +6,11 @@
 # I/O (so the host's page cache does not serve it), mounted, and read by
 # processes in a cgroup v1 blkio group whose read IOPS and bytes per
 # second are throttled (paced instead serves a FUSE mount).  All change
-# read_ahead_kb, and all pause the kernel's own reclaim (pause_damon).
+# read_ahead_kb, and all pause the kernel's own reclaim: each calls
+# pause_damon itself, at top level, after sourcing this file, which does
+# not pause on its own so that the lit tests that source it leave the
+# machine's DAMON alone (test/source/bench-pause-damon.test checks the
+# call is there).
 # None of this may outlive the script: every change pushes the command
 # that undoes it on a stack, and the exit trap runs the stack backwards,
 # also on failure or Ctrl-C.  The sourcing script defines say (its
