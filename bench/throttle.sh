@@ -162,6 +162,35 @@ cg_reads () {
     "$loop_cg/blkio.throttle.$1"
 }
 
+# throttle_idle: returns once the cgroup has been served no read for 300
+# ms (at most 10 s; then it says so, and the run goes on).  The throttle
+# (block/blk-throttle.c) grants a group a slice's budget, 100 ms of its
+# rate, and a group whose slice has not ended when it reads again spends
+# what is left of that slice: a cold run that starts just after a run
+# that read a lot (mode full, or any prefetch) finds the budget spent,
+# and its first reads wait up to a slice (bench/throttle-burst: 1.9 MiB
+# of a 12.2 MiB plan arrived in the first 20 ms right after a whole-file
+# read, 11.6 MiB after an idle second).  A device has no such memory of
+# the run before, and a cold start in a fresh VM reads from an idle
+# volume, so every cold run on a throttled profile waits here first.
+# 300 ms is three slices: the last slice is over, and reads that were
+# still queued (a prefetch outliving its program) would have been
+# served and counted in that time.
+throttle_idle () {
+  local served now waited=0
+  served=$(cg_reads io_serviced)
+  while :; do
+    sleep 0.3
+    now=$(cg_reads io_serviced)
+    [ "$now" = "$served" ] && return 0
+    served=$now waited=$((waited + 300))
+    if [ "$waited" -ge 10000 ]; then
+      say "the throttled device is still reading after 10 s; a run may start on a spent budget"
+      return 0
+    fi
+  done
+}
+
 # io_floor_tool TOOL: TOOL built from bench/io-floor-tool.c unless it is
 # newer than its source.  The benches that issue a read plan by hand
 # (cold-start's disk_device, io-floor, read-order, throttle-burst) share
