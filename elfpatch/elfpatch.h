@@ -178,6 +178,7 @@ struct trace_block
   size_t alloc;
   uint64_t *order;              /* pages, first-touch order (version 2) */
   size_t n_order, order_alloc;
+  int order_all;                /* ORDER ranks every page (version 3) */
   uint64_t *calls;              /* file offsets, first-call order */
   size_t n_calls, calls_alloc;
 };
@@ -368,6 +369,30 @@ struct mapped_file *recording_file (struct recording *rec, pid_t pid,
                                     uint64_t start, uint64_t end, char *path);
 
 int mapped_file_add_page (struct mapped_file *f, uint64_t page);
+/* One line of /proc/PID/maps.  */
+struct maps_entry
+{
+  uint64_t start, end, offset, ino;
+  unsigned maj, min;
+  char perms[8];
+  char *path;                   /* into the line */
+};
+
+/* Parses LINE of /proc/PID/maps (its newline cut off in place) into E:
+   0 for a mapping of a file (a path starting with '/' and an inode),
+   -1 for any other line.  */
+int maps_parse (char *line, struct maps_entry *e);
+
+/* Receives the index, from the mapping's start, of a present page;
+   returns 0, or -1 to stop.  */
+typedef int pagemap_page_fn (void *ctx, uint64_t index);
+
+/* Calls PAGE for each page of [START, END) that /proc/PID/pagemap, open
+   on PAGEMAP, says is present.  Returns 0, or -1 (errno set, or 0 when
+   PAGE stopped it).  */
+int pagemap_present (int pagemap, uint64_t start, uint64_t end,
+                     pagemap_page_fn *page, void *ctx);
+
 /* Appends F's block to T: the identity of the file open on F->fd and
    its pages, sorted, as ranges.  */
 int mapped_file_block (struct mapped_file *f, struct trace *t);

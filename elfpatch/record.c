@@ -80,35 +80,18 @@
 
 #include "elfpatch.h"
 
-#define PAGEMAP_PRESENT (UINT64_C (1) << 63)
-#define PAGEMAP_CHUNK 4096      /* entries per pread */
-
-/* Adds the present pages of the mapping [START, END) at file OFFSET.  */
-static int
-scan_mapping (int pagemap, uint64_t start, uint64_t end, uint64_t offset,
-              struct mapped_file *f)
+/* The receiver of the pages a capture finds present in one mapping.  */
+struct capture_map
 {
-  static uint64_t entries[PAGEMAP_CHUNK];
-  uint64_t npages = (end - start) / PBITMAP_PAGE_SIZE;
-  uint64_t first_vpage = start / PBITMAP_PAGE_SIZE;
-  for (uint64_t done = 0; done < npages;)
-    {
-      size_t want = npages - done < PAGEMAP_CHUNK
-                    ? (size_t) (npages - done) : PAGEMAP_CHUNK;
-      ssize_t got = pread (pagemap, entries, want * sizeof *entries,
-                           (off_t) ((first_vpage + done) * sizeof *entries));
-      if (got < 0 && errno == EINTR)
-        continue;
-      if (got <= 0 || got % sizeof *entries != 0)
-        return -1;
-      size_t n = (size_t) got / sizeof *entries;
-      for (size_t i = 0; i < n; i++)
-        if ((entries[i] & PAGEMAP_PRESENT)
-            && mapped_file_add_page (f, offset / PBITMAP_PAGE_SIZE + done + i) != 0)
-          return -1;
-      done += n;
-    }
-  return 0;
+  struct mapped_file *f;
+  uint64_t first_page;          /* the mapping's file offset, in pages */
+};
+
+static int
+capture_page (void *ctx, uint64_t index)
+{
+  struct capture_map *c = ctx;
+  return mapped_file_add_page (c->f, c->first_page + index);
 }
 
 /* At the exit stop: reads the maps and pagemap of PID.  */
@@ -131,19 +114,11 @@ capture (pid_t pid, struct recording *rec)
 
   while (rc == 0 && getline (&line, &linesize, maps) > 0)
     {
-      uint64_t start, end, offset, ino;
-      unsigned maj, min;
-      int path_at = 0;
-      line[strcspn (line, "\n")] = '\0';
-      if (sscanf (line, "%" SCNx64 "-%" SCNx64 " %*s %" SCNx64 " %x:%x %"
-                  SCNu64 " %n", &start, &end, &offset, &maj, &min, &ino,
-                  &path_at) < 6 || path_at == 0)
+      struct maps_entry e;
+      if (maps_parse (line, &e) != 0)
         continue;
-      char *path = line + path_at;
-      if (path[0] != '/' || ino == 0)
-        continue;
-      struct mapped_file *f = recording_file (rec, pid, maj, min, ino, start,
-                                              end, path);
+      struct mapped_file *f = recording_file (rec, pid, e.maj, e.min, e.ino,
+                                              e.start, e.end, e.path);
       if (f == NULL)
         {
           error (0, errno, "error: %s", name);
@@ -151,7 +126,9 @@ capture (pid_t pid, struct recording *rec)
           continue;
         }
       f->captured = 1;
-      if (f->fd >= 0 && scan_mapping (pagemap, start, end, offset, f) != 0)
+      struct capture_map c = { f, e.offset / PBITMAP_PAGE_SIZE };
+      if (f->fd >= 0
+          && pagemap_present (pagemap, e.start, e.end, capture_page, &c) != 0)
         {
           error (0, errno ? errno : EIO, "error: %s", name);
           rc = -1;

@@ -3,7 +3,7 @@
  * A trace is text, one statement per line, so that people can read, diff
  * and merge traces and so that a trace survives being mailed around:
  *
- *     pbitmap-trace 2
+ *     pbitmap-trace 3
  *     command /usr/bin/demo --flag
  *     file /usr/bin/demo
  *     build-id 4f1c0e5b...            (or: size N fnv1a64 H)
@@ -16,8 +16,9 @@
  * Blank lines and lines starting with '#' are comments.  In a 'file' path
  * "\\" stands for a backslash and "\n" for a newline; everything else is
  * literal, spaces included.  Page lists are ascending and never overlap,
- * also across the several 'pages' lines of one block.  'order' (pages of
- * executable mappings in first-touch order) and 'calls' (file offsets of
+ * also across the several 'pages' lines of one block.  'order' (pages in
+ * first-touch order: of executable mappings in version 2, all of the
+ * block's from version 3) and 'calls' (file offsets of
  * function entries in first-call order) are lists in which order matters:
  * single numbers, each at most once per block, and every 'order' page is
  * one of the block's 'pages'.  Those two checks need the whole block, so
@@ -26,8 +27,9 @@
  * The version rule: a statement that a reader may ignore (a fill needs
  * only 'pages') bumps the version; a reader accepts every version up to
  * its own and refuses newer ones, and refuses a statement newer than the
- * version the trace declares.  Writers write version 1 when no block has
- * 'order' or 'calls', so that older readers still take those traces.
+ * version the trace declares; so does a wider meaning of one (version 3's
+ * 'order').  Writers write version 1 when no block has 'order' or
+ * 'calls', so that older readers still take those traces.
  *
  * Traces come from other machines and other people, so the reader trusts
  * nothing: lines are read with a length limit, a NUL byte anywhere and a
@@ -62,7 +64,7 @@
 #define TRACE_WRAP 70
 
 /* The newest version this reader knows.  */
-#define TRACE_VERSION_MAX 2
+#define TRACE_VERSION_MAX 3
 
 struct reader
 {
@@ -1003,7 +1005,10 @@ trace_print (FILE *f, const struct trace *t)
 {
   int version = 1;
   for (size_t i = 0; i < t->n_blocks; i++)
-    if (t->blocks[i].n_order > 0 || t->blocks[i].n_calls > 0)
+    if (t->blocks[i].order_all)
+      version = 3;
+    else if ((t->blocks[i].n_order > 0 || t->blocks[i].n_calls > 0)
+             && version < 2)
       version = 2;
   fprintf (f, "pbitmap-trace %d\n", version);
   if (t->command != NULL)

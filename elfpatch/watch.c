@@ -3,11 +3,12 @@
  * Laying a program out for its start (issue 12, elfpatch --order) needs
  * more than the set of pages a run used: the order of their first use,
  * and finer, which functions ran, in the order they were first entered.
- * A recording writes both per file: 'order', the file's code pages in
- * the order the run first executed them, and 'calls', the file offsets
+ * A recording writes both per file: 'order', the file's pages in the
+ * order the run first touched them (code exactly, data as seen at the
+ * code's first executions), and 'calls', the file offsets
  * of the function starts (starts.c: the unwind table's and the symbol
  * table's) in the order of their first entry
- * (doc/format.md, trace version 2).
+ * (doc/format.md, trace version 3).
  *
  * The obvious way, an int3 on every function start written when the code
  * is mapped, would spoil the page set the trace exists for: writing
@@ -41,11 +42,21 @@
  *     in the recording, and suppresses the signal.  Each breakpoint fires
  *     once.
  *
- * 'order' is then the pages in the order of their first execution,
- * followed by the file's other pages of executable mappings that are in
- * the block's 'pages' (read as data, or brought in by read-around with
- * --method=present), ascending; a page executed but gone at the exit
- * stop (unmapped) is left out, since every 'order' page is in 'pages'.
+ * The file's other pages (read-only and RELRO data) are ranked as they
+ * appear: at each first execution of a code page, before that page goes
+ * on the list, note_data reads /proc/PID/pagemap for the file's other
+ * mappings and puts each present page no earlier look found on the list
+ * first.  Reading data cannot be trapped the way running code is: a
+ * system call that reads a protected page (write(2) of a string from
+ * .rodata) would fail with EFAULT instead of stopping the program.  So
+ * a data page is exact only to the first execution of new code after
+ * it, and fault-around (64 KiB) brings in its neighbours with it.
+ *
+ * 'order' is then the pages in the order of their first touch (trace
+ * version 3), followed by the block's other pages (touched after the
+ * last new code page ran, or read ahead), ascending; a page used but
+ * gone at the exit stop (unmapped) is left out, since every 'order'
+ * page is in 'pages'.
  *
  * Threads share one view of the address space; a forked child gets a
  * copy, with the int3s and protections it inherited, and its hits are
@@ -94,8 +105,12 @@ struct file_code
   unsigned char *called;        /* per start: its entry is in CALLS */
   uint64_t *calls;              /* first-entry order */
   size_t n_calls, calls_alloc;
-  uint64_t *touched;            /* file pages, first-execution order */
+  uint64_t *touched;            /* file pages, first-touch order */
   size_t n_touched, touched_alloc;
+  unsigned dev_major, dev_minor; /* the file, as /proc/PID/maps names it */
+  uint64_t ino;
+  unsigned char *seen;          /* per file page outside CODE: on TOUCHED */
+  uint64_t seen_bytes;
   struct page_range *code;      /* file pages mapped executable */
   size_t n_code, code_alloc;
   uint64_t planted;             /* breakpoints written, in all processes */
@@ -111,6 +126,7 @@ file_code_put (struct file_code *fc)
   free (fc->called);
   free (fc->calls);
   free (fc->touched);
+  free (fc->seen);
   free (fc->code);
   free (fc);
 }
@@ -143,6 +159,17 @@ in_code (const struct file_code *fc, uint64_t page)
   return 0;
 }
 
+/* Whether one executable mapping of FC's file maps all of pages [FIRST,
+   LAST].  */
+static int
+code_covers (const struct file_code *fc, uint64_t first, uint64_t last)
+{
+  for (size_t i = 0; i < fc->n_code; i++)
+    if (fc->code[i].first <= first && last <= fc->code[i].last)
+      return 1;
+  return 0;
+}
+
 int
 watch_block (const struct mapped_file *f, struct trace_block *b)
 {
@@ -160,13 +187,14 @@ watch_block (const struct mapped_file *f, struct trace_block *b)
         continue;
       emitted[p / 8] |= (unsigned char) (1u << (p % 8));
       rc = trace_list_append (&b->order, &b->n_order, &b->order_alloc, p);
-      fc->n_run++;
+      fc->n_run += in_code (fc, p);
     }
   for (size_t r = 0; r < b->n_ranges && rc == 0; r++)
     for (uint64_t p = b->ranges[r].first; p <= b->ranges[r].last && rc == 0;
          p++)
-      if (!(emitted[p / 8] & (1u << (p % 8))) && in_code (fc, p))
+      if (!(emitted[p / 8] & (1u << (p % 8))))
         rc = trace_list_append (&b->order, &b->n_order, &b->order_alloc, p);
+  b->order_all = b->n_order > 0;
   for (size_t i = 0; i < fc->n_calls && rc == 0; i++)
     rc = trace_list_append (&b->calls, &b->n_calls, &b->calls_alloc,
                             fc->calls[i]);
@@ -200,6 +228,13 @@ struct code_map
   unsigned char *orig;          /* per start: the byte under the int3 */
 };
 
+/* A file's mapping, as /proc/PID/maps lists it.  */
+struct file_span
+{
+  uint64_t start, end, offset, ino;
+  unsigned dev_major, dev_minor;
+};
+
 /* The action rt_sigaction takes on x86-64; handler 0 is SIG_DFL.  */
 struct kernel_action
 {
@@ -216,6 +251,9 @@ struct watch_space
   struct kernel_action action[2];       /* of SIGSEGV, SIGTRAP */
   struct code_map *maps;
   size_t n_maps, alloc;
+  struct file_span *spans;      /* the file mappings, for note_data */
+  size_t n_spans, spans_alloc;
+  int spans_stale;              /* an mmap since SPANS were read */
 };
 
 int
@@ -263,6 +301,7 @@ space_put (struct watch_space *sp)
   for (size_t i = 0; i < sp->n_maps; i++)
     map_free (&sp->maps[i]);
   free (sp->maps);
+  free (sp->spans);
   free (sp);
 }
 
@@ -282,6 +321,7 @@ space_copy (const struct watch_space *from, int recorded)
     return NULL;
   sp->refs = 1;
   sp->recorded = recorded;
+  sp->spans_stale = 1;
   sp->syscall_at = from->syscall_at;
   sp->evict = from->evict;
   memcpy (sp->action, from->action, sizeof sp->action);
@@ -341,6 +381,9 @@ file_code_get (struct mapped_file *f, int evict)
   if (fc == NULL)
     return NULL;
   fc->refs = 1;
+  fc->dev_major = f->dev_major;
+  fc->dev_minor = f->dev_minor;
+  fc->ino = f->ino;
   Elf *elf = elf_begin (f->fd, ELF_C_READ_MMAP, NULL);
   /* A file whose table is malformed is said so and watched by page.  */
   if (elf != NULL && elf_kind (elf) == ELF_K_ELF
@@ -472,34 +515,25 @@ add_maps (struct recording *rec, pid_t pid, struct watch_space *sp,
   size_t linesize = 0;
   while (maps != NULL && getline (&line, &linesize, maps) > 0)
     {
-      uint64_t start, end, offset, ino;
-      unsigned maj, min;
-      char perms[8];
-      int path_at = 0;
-      line[strcspn (line, "\n")] = '\0';
-      if (sscanf (line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %x:%x %"
-                  SCNu64 " %n", &start, &end, perms, &offset, &maj, &min,
-                  &ino, &path_at) < 7 || path_at == 0)
-        continue;
-      char *path = line + path_at;
-      if (path[0] != '/' || ino == 0 || end <= from || start >= to)
+      struct maps_entry e;
+      if (maps_parse (line, &e) != 0 || e.end <= from || e.start >= to)
         continue;
       int p = prot;
       if (p == -1)
         {
-          if (perms[2] != 'x')
+          if (e.perms[2] != 'x')
             continue;
-          p = PROT_EXEC | (perms[0] == 'r' ? PROT_READ : 0)
-              | (perms[1] == 'w' ? PROT_WRITE : 0);
+          p = PROT_EXEC | (e.perms[0] == 'r' ? PROT_READ : 0)
+              | (e.perms[1] == 'w' ? PROT_WRITE : 0);
         }
-      uint64_t lo = start > from ? start : from;
-      uint64_t hi = end < to ? end : to;
-      struct mapped_file *f = recording_file (rec, pid, maj, min, ino, start,
-                                              end, path);
+      uint64_t lo = e.start > from ? e.start : from;
+      uint64_t hi = e.end < to ? e.end : to;
+      struct mapped_file *f = recording_file (rec, pid, e.maj, e.min, e.ino,
+                                              e.start, e.end, e.path);
       if (f == NULL)
         break;
       if (f->fd >= 0)
-        add_map (sp, f, lo, hi, offset + (lo - start), p, inj);
+        add_map (sp, f, lo, hi, e.offset + (lo - e.start), p, inj);
     }
   free (line);
   if (maps != NULL)
@@ -516,6 +550,7 @@ watch_exec (struct recording *rec, pid_t pid, struct watch_task *w,
     return;
   sp->refs = 1;
   sp->recorded = 1;
+  sp->spans_stale = 1;
   sp->syscall_at = inj->at;
   sp->evict = exact;
   sp->owner = pid;
@@ -532,6 +567,7 @@ watch_mmap (struct recording *rec, pid_t pid, struct watch_task *w,
     return;
   uint64_t start = (uint64_t) rval;
   uint64_t end = start + ((args[1] + PAGE - 1) & -(uint64_t) PAGE);
+  sp->spans_stale = 1;
   forget_range (sp, start, end);
   if (args[2] & PROT_EXEC)
     add_maps (rec, pid, sp, start, end, (int) args[2], inj);
@@ -584,6 +620,98 @@ plant (pid_t pid, struct code_map *m, uint64_t page)
     }
 }
 
+/* Reads into SP's spans the file mappings of PID (/proc/PID/maps).  A
+   code mapping is there in pieces, split by the protections given back
+   page by page; note_data passes over each piece as code.  */
+static void
+read_spans (pid_t pid, struct watch_space *sp)
+{
+  char name[64];
+  snprintf (name, sizeof name, "/proc/%d/maps", (int) pid);
+  FILE *maps = fopen (name, "re");
+  char *line = NULL;
+  size_t linesize = 0;
+  sp->n_spans = 0;
+  sp->spans_stale = maps == NULL;
+  while (maps != NULL && getline (&line, &linesize, maps) > 0)
+    {
+      struct maps_entry e;
+      if (maps_parse (line, &e) != 0)
+        continue;
+      if (array_reserve ((void **) &sp->spans, &sp->spans_alloc,
+                         sp->n_spans, sizeof *sp->spans) == 0)
+        sp->spans[sp->n_spans++] = (struct file_span) {
+          e.start, e.end, e.offset, e.ino, e.maj, e.min };
+    }
+  free (line);
+  if (maps != NULL)
+    fclose (maps);
+}
+
+/* The receiver of the pages note_data finds present in a mapping of
+   FC's file at file page FIRST_PAGE.  */
+struct data_scan
+{
+  struct file_code *fc;
+  uint64_t first_page;
+};
+
+static int
+data_page (void *ctx, uint64_t index)
+{
+  struct data_scan *d = ctx;
+  struct file_code *fc = d->fc;
+  uint64_t p = d->first_page + index;
+  if (in_code (fc, p))
+    return 0;
+  if (p / 8 >= fc->seen_bytes)
+    {
+      uint64_t bytes = p / 8 + 1 > 2 * fc->seen_bytes ? p / 8 + 1
+                                                       : 2 * fc->seen_bytes;
+      unsigned char *seen = realloc (fc->seen, (size_t) bytes);
+      if (seen == NULL)
+        return -1;
+      memset (seen + fc->seen_bytes, 0, (size_t) (bytes - fc->seen_bytes));
+      fc->seen = seen;
+      fc->seen_bytes = bytes;
+    }
+  if (fc->seen[p / 8] & (1u << (p % 8)))
+    return 0;
+  fc->seen[p / 8] |= (unsigned char) (1u << (p % 8));
+  return trace_list_append (&fc->touched, &fc->n_touched, &fc->touched_alloc,
+                            p);
+}
+
+/* Puts on FC's touched list the pages of its file outside its code that
+   PID (of space SP) has present now and that no earlier look found: the
+   data the run touched before the code page about to run first.  The
+   mappings are read again only after an mmap (watch_mmap); one a munmap
+   alone took away reads as not present.  */
+static void
+note_data (pid_t pid, struct watch_space *sp, struct file_code *fc)
+{
+  if (sp->spans_stale)
+    read_spans (pid, sp);
+  char name[64];
+  snprintf (name, sizeof name, "/proc/%d/pagemap", (int) pid);
+  int pagemap = open (name, O_RDONLY | O_CLOEXEC);
+  for (size_t i = 0; pagemap >= 0 && i < sp->n_spans; i++)
+    {
+      const struct file_span *span = &sp->spans[i];
+      struct data_scan d = { fc, span->offset / PAGE };
+      if (span->ino != fc->ino || span->dev_major != fc->dev_major
+          || span->dev_minor != fc->dev_minor
+          || code_covers (fc, d.first_page, d.first_page
+                          + (span->end - span->start) / PAGE - 1))
+        continue;
+      if (pagemap_present (pagemap, span->start, span->end, data_page, &d)
+          != 0)
+        break;
+    }
+  if (pagemap >= 0)
+    close (pagemap);
+}
+
 /* An instruction fetch from watched code of PID faulted at ADDR.  */
 static int
 on_fault (struct recording *rec, pid_t pid, struct watch_task *w,
@@ -619,9 +747,12 @@ on_fault (struct recording *rec, pid_t pid, struct watch_task *w,
           m->open[page] = 1;
           struct file_code *fc = m->fc;
           if (rec != NULL && sp->recorded)
-            trace_list_append (&fc->touched, &fc->n_touched,
-                               &fc->touched_alloc,
-                               (m->base_offset + page * PAGE) / PAGE);
+            {
+              note_data (pid, sp, fc);
+              trace_list_append (&fc->touched, &fc->n_touched,
+                                 &fc->touched_alloc,
+                                 (m->base_offset + page * PAGE) / PAGE);
+            }
           plant (pid, m, page);
         }
       inject_queue (inj, SYS_mprotect, m->base + page * PAGE, PAGE,

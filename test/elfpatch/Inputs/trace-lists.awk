@@ -4,10 +4,13 @@
 #       line (pages as single page numbers), in the trace's order.
 #   -v check=1
 #       checks every block: each 'order' page is in its 'pages', each
-#       page holding a 'calls' start is in its 'order'; prints one line
-#       per violation and "checked N blocks" at the end.
+#       page holding a 'calls' start is in its 'order', and in a trace
+#       of version 3 each page of a block that has an 'order' is in it;
+#       prints one line per violation and "checked N blocks" at the end.
+$1 == "pbitmap-trace" { version = $2 }
 $1 == "file" { path = substr($0, 6); block++; delete inpages; delete inorder
-               n_calls = 0 }
+               n_calls = 0; has_order = 0 }
+$1 == "order" { has_order = 1 }
 $1 == "pages" || $1 == "order" || $1 == "calls" {
   n = split($2, item, ",")
   for (i = 1; i <= n; i++) {
@@ -28,6 +31,9 @@ $1 == "end" {
     for (p in inorder)
       if (!(p in inpages))
         print path ": order page " p " is not in pages"
+    for (p in inpages)
+      if (version >= 3 && has_order && !(p in inorder))
+        print path ": page " p " is not in order"
     for (i = 1; i <= n_calls; i++)
       if (!(int(called[i] / 4096) in inorder))
         print path ": the page of call " called[i] " is not in order"
