@@ -222,11 +222,21 @@ int trace_list_append (uint64_t **v, size_t *n, size_t *alloc,
    The file pages of ELF's PT_LOADs, sorted and merged, into *OUT;
    returns their number, or -1.  */
 long load_ranges (Elf *elf, struct page_range **out);
+/* A region's read order (include/pbitmap-plan.h): its table, the
+   entries in use (0: none) and whether they are big-endian.  */
+struct plan_order
+{
+  const unsigned char *table;
+  uint64_t len;
+  int msb;
+};
 /* Feeds the set pages of BITS (CAPACITY pages) that lie in LOADS to
-   CHUNKER, gaps readable only inside one load, and flushes it.  Returns
-   the number of set pages fed.  */
+   CHUNKER, gaps readable only inside one load, in ascending order or,
+   when ORDER is not null and has entries, block by block in that order;
+   and flushes it.  Returns the number of set pages fed.  */
 uint64_t plan_bitmap (const struct page_range *loads, size_t n_loads,
                       const unsigned char *bits, uint64_t capacity,
+                      const struct plan_order *order,
                       struct pbitmap_chunker *chunker);
 /* What a chunker's receiver sums up: pages read (gaps included) and
    reads.  (The chunker counts the runs.)  */
@@ -335,6 +345,38 @@ int fill_kept (const struct fill_policy *p, uint64_t count, uint64_t runs);
 int fill_select (struct image *img, char **traces, size_t n_traces,
                  const struct fill_policy *p, unsigned char *bits,
                  trace_visit_fn *visit, void *arg);
+
+/* The read order a fill stores (fill-order.c): per block of the region's
+   order table, the sum of the ranks the traces gave it and their number;
+   FIRST is scratch.  */
+struct read_order
+{
+  uint64_t n_blocks;            /* the table's size; 0: no table */
+  double *rank_sum;
+  uint32_t *ranked;
+  uint64_t *first;
+  size_t traces;                /* traces that ranked every page */
+};
+
+/* Sizes O for IMG's region.  Returns 0, or -1 after a message.  */
+int read_order_init (struct read_order *o, const struct image *img);
+void read_order_free (struct read_order *o);
+/* A trace_visit_fn: adds the ranks of T's first block whose 'order' ranks
+   every page (version 3) to O (ARG).  */
+int read_order_visit (const char *path, const struct trace *t, void *arg);
+/* Writes into IMG's region the table of the blocks O ranked that hold a
+   page of BITS, by rank, and sets the header's order_len (in IMG's
+   decoded header; image_store_header stores it).  Returns their
+   number.  */
+uint64_t read_order_write (struct read_order *o, struct image *img,
+                           const unsigned char *bits);
+
+/* Prints, without a newline, the read order of the region whose header
+   is H and whose order table TABLE is (big-endian when MSB): how many
+   blocks it ranks and the first pages of the first few, or that reads
+   are ascending (show.c, for --show of files and of store entries).  */
+void show_read_order (const struct pbitmap_header *h,
+                      const unsigned char *table, int msb);
 
 /* A file a recorded program mapped, and the pages it used (record.c;
    import.c fills them from perf's events).  */

@@ -311,11 +311,12 @@ out:
   return rc;
 }
 
-/* Puts BITS (the new bitmap), what it says, FLAGS and MAX_GAP into the
-   region of IMG.  Returns whether anything changed.  */
+/* Puts BITS (the new bitmap), what it says, FLAGS, MAX_GAP and the read
+   order of ORDER (none when null) into the region of IMG.  Returns
+   whether anything changed.  */
 static int
 store_bits (struct image *img, const unsigned char *bits, uint32_t flags,
-            uint32_t max_gap)
+            uint32_t max_gap, struct read_order *order)
 {
   struct region *r = &img->region;
   unsigned char *area = img->buf + r->offset + PBITMAP_OFF_PAGES_SET;
@@ -333,6 +334,9 @@ store_bits (struct image *img, const unsigned char *bits, uint32_t flags,
   r->hdr.runs = bits_runs (bits, r->hdr.capacity);
   r->hdr.flags = flags;
   r->hdr.max_gap = max_gap;
+  r->hdr.order_len = 0;
+  if (order != NULL)
+    read_order_write (order, img, bits);
   image_store_header (img);
 
   int changed = memcmp (before, area, area_size) != 0;
@@ -350,6 +354,7 @@ fill_image (struct image *img, char **traces, size_t n_traces,
 {
   unsigned char *bits = NULL;
   int changed = -1;
+  struct read_order order = { 0 };
 
   bits = calloc ((size_t) pbitmap_bits_size (img->region.hdr.capacity) + 1, 1);
   if (bits == NULL)
@@ -358,7 +363,9 @@ fill_image (struct image *img, char **traces, size_t n_traces,
       goto out;
     }
   if (policy != NULL
-      && fill_select (img, traces, n_traces, policy, bits, NULL, NULL) != 0)
+      && (read_order_init (&order, img) != 0
+          || fill_select (img, traces, n_traces, policy, bits,
+                          read_order_visit, &order) != 0))
     goto out;
 
   uint32_t flags = 0, max_gap = 0;
@@ -372,11 +379,19 @@ fill_image (struct image *img, char **traces, size_t n_traces,
       elfpatch_note ("%s: max gap %" PRIu32 " pages (%s)", img->path, max_gap,
                      why);
     }
-  changed = store_bits (img, bits, flags, max_gap);
+  changed = store_bits (img, bits, flags, max_gap,
+                        policy != NULL ? &order : NULL);
   if (changed < 0)
     error (0, errno, "error: %s", img->path);
+  else if (img->region.hdr.order_len > 0)
+    elfpatch_note ("%s: read order: %" PRIu32 " blocks first, by first "
+                   "touch", img->path, img->region.hdr.order_len);
+  else if (order.traces > 0 && img->region.hdr.version < 2)
+    elfpatch_note ("%s: no read order (a version-%u region has no room for "
+                   "one; relink)", img->path, img->region.hdr.version);
 
 out:
+  read_order_free (&order);
   free (bits);
   return changed;
 }

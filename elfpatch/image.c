@@ -287,4 +287,7 @@ image_store_header (struct image *img)
   put_u64 (hdr + PBITMAP_OFF_RUNS, img->region.hdr.runs, img->msb);
   put_u32 (hdr + PBITMAP_OFF_FLAGS, img->region.hdr.flags, img->msb);
   put_u32 (hdr + PBITMAP_OFF_MAX_GAP, img->region.hdr.max_gap, img->msb);
+  if (img->region.hdr.version >= 2)
+    put_u32 (hdr + PBITMAP_OFF_ORDER_LEN, img->region.hdr.order_len,
+             img->msb);
 }

@@ -6,7 +6,8 @@
  * take the set pages the same way and feed them to the one chunker of
  * include/pbitmap-plan.h.  Only set pages inside the file range of a
  * PT_LOAD are read (nothing else is ever mapped, so nothing else can be
- * needed), in ascending order, and a gap is read through only inside the
+ * needed), in ascending order or block by block in the region's read
+ * order, and a gap is read through only inside the
  * file range of one PT_LOAD (the runtime reads memory, and only mapped
  * memory can be read).  What the planner's receiver sees is summed up the
  * same way everywhere: pages read (gaps included) and reads; the chunker
@@ -54,6 +55,10 @@ struct plan_scan
   struct pbitmap_chunker *chunker;
   int in_load;
   uint64_t planned;
+  const struct page_range *loads;
+  size_t n_loads;
+  const unsigned char *bits;
+  uint64_t nbytes, capacity;
 };
 
 static void
@@ -65,19 +70,57 @@ plan_run (void *ctx, uint64_t lo, uint64_t hi)
   s->planned += hi - lo + 1;
 }
 
+/* Feeds the set pages of [FIRST, LAST] in each load to the chunker.  */
+static void
+plan_range (struct plan_scan *s, uint64_t first, uint64_t last)
+{
+  for (size_t i = 0; i < s->n_loads && s->loads[i].first < s->capacity; i++)
+    {
+      uint64_t lo = s->loads[i].first > first ? s->loads[i].first : first;
+      uint64_t hi = s->loads[i].last < last ? s->loads[i].last : last;
+      hi = hi < s->capacity ? hi : s->capacity - 1;
+      if (lo > hi)
+        continue;
+      s->in_load = 0;
+      pbitmap_scan (s->bits, s->nbytes, lo, hi, plan_run, s);
+    }
+}
+
+/* The read order's receiver: block [FIRST, LAST], every chunk ending
+   with it; a run goes on from the block before when the page before
+   FIRST is set in the same load.  */
+static void
+plan_block (void *ctx, uint64_t first, uint64_t last)
+{
+  struct plan_scan *s = ctx;
+  uint64_t continues = UINT64_MAX;
+  for (size_t i = 0; i < s->n_loads && first > 0; i++)
+    if (s->loads[i].first < first && first <= s->loads[i].last
+        && pbitmap_test (s->bits, first) && pbitmap_test (s->bits, first - 1))
+      continues = first;
+  pbitmap_chunker_block (s->chunker, continues);
+  plan_range (s, first, last);
+}
+
 uint64_t
 plan_bitmap (const struct page_range *loads, size_t n_loads,
              const unsigned char *bits, uint64_t capacity,
-             struct pbitmap_chunker *chunker)
+             const struct plan_order *order, struct pbitmap_chunker *chunker)
 {
-  struct plan_scan s = { chunker, 0, 0 };
-  uint64_t nbytes = pbitmap_bits_size (capacity);
-  for (size_t i = 0; i < n_loads && loads[i].first < capacity; i++)
+  struct plan_scan s = { chunker, 0, 0, loads, n_loads, bits,
+                         pbitmap_bits_size (capacity), capacity };
+  if (order != NULL && order->len > 0)
     {
-      uint64_t last = loads[i].last < capacity ? loads[i].last : capacity - 1;
-      s.in_load = 0;
-      pbitmap_scan (bits, nbytes, loads[i].first, last, plan_run, &s);
+      unsigned char *seen = malloc (PBITMAP_ORDER_BLOCKS_MAX / 8);
+      if (seen == NULL)
+        plan_range (&s, 0, capacity - 1);
+      else
+        pbitmap_order_visit (order->table, order->len, order->msb, capacity,
+                             seen, plan_block, &s);
+      free (seen);
     }
+  else if (capacity > 0)
+    plan_range (&s, 0, capacity - 1);
   pbitmap_chunker_flush (chunker);
   return s.planned;
 }

@@ -370,8 +370,9 @@ header_decode (const unsigned char *raw, int msb, struct pbitmap_header *h)
   h->max_gap = get_u32 (raw + PBITMAP_OFF_MAX_GAP, msb);
   h->entry = (int64_t) get_u64 (raw + PBITMAP_OFF_ENTRY, msb);
   h->mark = (int64_t) get_u64 (raw + PBITMAP_OFF_MARK, msb);
-  for (int i = 0; i < 2; i++)
-    h->reserved[i] = get_u64 (raw + PBITMAP_OFF_RESERVED + 8 * i, msb);
+  h->order_size = get_u32 (raw + PBITMAP_OFF_ORDER_SIZE, msb);
+  h->order_len = get_u32 (raw + PBITMAP_OFF_ORDER_LEN, msb);
+  h->reserved = get_u64 (raw + PBITMAP_OFF_RESERVED, msb);
 }
 
 void
@@ -407,7 +408,9 @@ header_check (const struct pbitmap_header *h, uint64_t size, char *why,
                 " (expected 0x%08x)", h->magic, PBITMAP_MAGIC);
       break;
     case PBITMAP_HEADER_BAD_VERSION:
-      snprintf (why, whysize, "unsupported pbitmap version %u", h->version);
+      snprintf (why, whysize, "unsupported pbitmap version %u (this elfpatch "
+                "reads %u to %u)", h->version, PBITMAP_VERSION_MIN,
+                PBITMAP_VERSION);
       break;
     case PBITMAP_HEADER_BAD_HEADER_SIZE:
       snprintf (why, whysize, "bad pbitmap header size %u (expected %u)",
@@ -420,6 +423,19 @@ header_check (const struct pbitmap_header *h, uint64_t size, char *why,
     case PBITMAP_HEADER_BAD_CAPACITY:
       snprintf (why, whysize, "capacity %" PRIu64 " does not fit the region "
                 "(%" PRIu64 " bytes)", h->capacity, size);
+      break;
+    case PBITMAP_HEADER_BAD_ORDER:
+      if (h->order_size != pbitmap_order_blocks (h->capacity))
+        snprintf (why, whysize, "read order size %" PRIu32 " (expected %"
+                  PRIu64 " for capacity %" PRIu64 ")", h->order_size,
+                  pbitmap_order_blocks (h->capacity), h->capacity);
+      else if (h->order_len > h->order_size)
+        snprintf (why, whysize, "read order length %" PRIu32 " is more "
+                  "than its size %" PRIu32, h->order_len, h->order_size);
+      else
+        snprintf (why, whysize, "read order table (%" PRIu32 " entries) "
+                  "does not fit the region (%" PRIu64 " bytes)", h->order_size,
+                  size);
       break;
     }
   return -1;

@@ -215,17 +215,20 @@ has_region (Elf *elf)
 }
 
 /* The bitmap of the file PATH (open as FD and ELF) into *HDR and *BITS
-   (malloc'ed): from its region, or for a file without one from the store
-   (store.c), whose entry's name goes to FROM.  0, or -1 when there is
-   none or it cannot be read (with -v a warning says why).  */
+   (malloc'ed: the region's bytes after its header, the bits and the
+   read order), *MSB saying whether their order table is big-endian:
+   from its region, or for a file without one from the store (store.c),
+   whose entry's name goes to FROM.  0, or -1 when there is none or it
+   cannot be read (with -v a warning says why).  */
 static int
 bitmap_of (const char *path, int fd, Elf *elf, uint64_t file_size,
-           struct pbitmap_header *hdr, unsigned char **bits, char *from,
-           size_t fromsize)
+           struct pbitmap_header *hdr, unsigned char **bits, int *msb,
+           char *from, size_t fromsize)
 {
   struct region r;
   char why[256];
   *bits = NULL;
+  *msb = 0;
   *from = '\0';
   if (!has_region (elf))
     {
@@ -250,7 +253,10 @@ bitmap_of (const char *path, int fd, Elf *elf, uint64_t file_size,
                : "bitmap not filled");
       return -1;
     }
-  size_t nbytes = (size_t) pbitmap_bits_size (r.hdr.capacity);
+  GElf_Ehdr ehdr;
+  *msb = gelf_getehdr (elf, &ehdr) != NULL
+         && ehdr.e_ident[EI_DATA] == ELFDATA2MSB;
+  size_t nbytes = (size_t) (r.size - PBITMAP_HEADER_SIZE);
   *bits = malloc (nbytes ? nbytes : 1);
   if (*bits == NULL
       || read_at (NULL, fd, r.offset + PBITMAP_HEADER_SIZE, *bits, nbytes) != 0)
@@ -274,7 +280,8 @@ prefetch_file (const char *path, int fd, Elf *elf, uint64_t file_size)
   char from[PATH_MAX + 64];
   struct page_range *loads = NULL;
   long n_loads = -1;
-  if (bitmap_of (path, fd, elf, file_size, &hdr, &bits, from,
+  int msb;
+  if (bitmap_of (path, fd, elf, file_size, &hdr, &bits, &msb, from,
                  sizeof from) != 0)
     return;
   if ((n_loads = load_ranges (elf, &loads)) < 0)
@@ -296,7 +303,11 @@ prefetch_file (const char *path, int fd, Elf *elf, uint64_t file_size)
                 pbitmap_device_name (d));
     }
   pbitmap_chunker_init (&chunker, gap, plan_chunk, &p);
-  plan_bitmap (loads, (size_t) n_loads, bits, hdr.capacity, &chunker);
+  struct plan_order order = {
+    bits + pbitmap_order_offset (hdr.capacity) - PBITMAP_HEADER_SIZE,
+    pbitmap_order_len (&hdr), msb };
+  plan_bitmap (loads, (size_t) n_loads, bits, hdr.capacity, &order,
+               &chunker);
   run_say (path, "pages=%" PRIu64 " runs=%" PRIu64 " reads=%" PRIu64 "%s%s%s",
            p.count.pages, chunker.runs, p.count.reads, chosen,
            *from ? " from " : "", from);

@@ -353,6 +353,14 @@ count_chunk (void *ctx, uint64_t first, uint64_t npages)
   plan_count_chunk (ctx, first, npages);
 }
 
+/* The order table of S's region (version 2; see pbitmap_order_len).  */
+static const unsigned char *
+show_order (const struct summary *s)
+{
+  return s->img.buf + s->img.region.offset
+         + pbitmap_order_offset (s->img.region.hdr.capacity);
+}
+
 /* The reads the runtime plans from the set pages (include/pbitmap-plan.h)
    at the bitmap's own max_gap (pinned, or the unknown device's when the
    reader chooses) and at each device class's.  */
@@ -376,13 +384,15 @@ plan_reads (struct summary *s)
       s->plans[d].label = pbitmap_device_name (d);
       s->plans[d].gap = pbitmap_device_gap (d);
     }
+  struct plan_order order = { show_order (s), pbitmap_order_len (h),
+                              s->img.msb };
   for (size_t i = 0; i < N_PLANS; i++)
     {
       struct pbitmap_chunker chunker;
       pbitmap_chunker_init (&chunker, s->plans[i].gap, count_chunk,
                             &s->plans[i].count);
       s->planned = plan_bitmap (loads, (size_t) n_loads, s->bits,
-                                s->capacity, &chunker);
+                                s->capacity, &order, &chunker);
       s->plan_runs = chunker.runs;
     }
   s->outside = s->set - s->planned;
@@ -596,6 +606,30 @@ print_head (const struct summary *s)
   printf ("  filled:    %s\n", r->hdr.flags & PBITMAP_F_FILLED ? "yes" : "no");
 }
 
+void
+show_read_order (const struct pbitmap_header *h, const unsigned char *table,
+                 int msb)
+{
+  uint64_t len = pbitmap_order_len (h);
+  if (h->version < 2)
+    printf ("ascending (a version-%u region has no read order)",
+            h->version);
+  else if (len == 0)
+    printf ("ascending (no read order stored)");
+  else
+    {
+      printf ("%" PRIu64 " block%s of %u pages first, in first-touch order, "
+              "then the others ascending; first pages", len,
+              len == 1 ? "" : "s", PBITMAP_BLOCK_PAGES);
+      for (uint64_t i = 0; i < len && i < 8; i++)
+        printf ("%s%" PRIu64, i ? "," : " ",
+                (uint64_t) pbitmap_order_get (table, i, msb)
+                * PBITMAP_BLOCK_PAGES);
+      if (len > 8)
+        printf (",...");
+    }
+}
+
 static void
 print_plain (const struct summary *s)
 {
@@ -621,6 +655,8 @@ print_plain (const struct summary *s)
   if (r->hdr.flags & PBITMAP_F_GAP_AUTO)
     printf (" where the device cannot be told; the reader chooses for its "
             "device");
+  printf ("\n  order:     ");
+  show_read_order (&r->hdr, show_order (s), s->img.msb);
   char id[IDENTITY_TEXT_MAX];
   identity_format (&s->img.id, id, sizeof id);
   printf ("\n  identity:  %s\n", id);
@@ -767,6 +803,13 @@ print_json (const struct summary *s, int last)
   json_u64 ("    ", "max_gap", r->hdr.max_gap, ",");
   printf ("    \"gap_auto\": %s,\n",
           r->hdr.flags & PBITMAP_F_GAP_AUTO ? "true" : "false");
+  json_u64 ("    ", "version", r->hdr.version, ",");
+  json_key ("    ", "order");
+  printf ("[");
+  for (uint64_t i = 0; i < pbitmap_order_len (&r->hdr); i++)
+    printf ("%s%" PRIu32, i ? ", " : "",
+            pbitmap_order_get (show_order (s), i, s->img.msb));
+  printf ("],\n");
   json_key ("    ", "identity");
   json_string (id);
   printf (",\n");

@@ -315,6 +315,8 @@ region_new (struct image *img, uint64_t size)
   r[PBITMAP_OFF_HEADER_SIZE] = PBITMAP_HEADER_SIZE;
   put_u32 (r + PBITMAP_OFF_PAGE_SHIFT, PBITMAP_PAGE_SHIFT, 0);
   put_u64 (r + PBITMAP_OFF_CAPACITY, capacity, 0);
+  put_u32 (r + PBITMAP_OFF_ORDER_SIZE, (uint32_t) pbitmap_order_blocks (capacity),
+           0);
   img->buf = r;
   img->region.size = rsize;
   region_header_decode (r, 0, &img->region.hdr);
@@ -323,7 +325,8 @@ region_new (struct image *img, uint64_t size)
 
 /* The object of an entry as an image whose buffer is the region alone:
    what fill_image changes.  The region is the stored one when FILE holds
-   a valid entry of the same build and capacity, else a new one.  */
+   a valid entry of the same build and capacity (its bitmap moved into a
+   region of the current version when it is older), else a new one.  */
 static int
 entry_image (const char *file, int fd, uint64_t size,
              const struct identity *id, const char *object, struct image *img)
@@ -336,8 +339,29 @@ entry_image (const char *file, int fd, uint64_t size,
   img->size = (size_t) size;
   img->id = *id;
   int rc = stored_read (file, &s, why, sizeof why);
-  if (rc == 0 && identity_equal (&s.id, id)
-      && s.hdr.capacity == (size + PBITMAP_PAGE_SIZE - 1) >> PBITMAP_PAGE_SHIFT)
+  int same = rc == 0 && identity_equal (&s.id, id)
+             && s.hdr.capacity == (size + PBITMAP_PAGE_SIZE - 1)
+                                  >> PBITMAP_PAGE_SHIFT;
+  if (same && s.hdr.version < PBITMAP_VERSION)
+    {
+      /* An entry of an older region version: its bitmap and what the
+         header says of it go into a new region, which has room for a
+         read order (--age ages them in).  */
+      const unsigned char *old = s.entry + s.region_offset;
+      rc = region_new (img, size);
+      if (rc == 0)
+        {
+          memcpy (img->buf + PBITMAP_OFF_PAGES_SET,
+                  old + PBITMAP_OFF_PAGES_SET,
+                  PBITMAP_OFF_ENTRY - PBITMAP_OFF_PAGES_SET);
+          memcpy (img->buf + PBITMAP_HEADER_SIZE, old + PBITMAP_HEADER_SIZE,
+                  (size_t) pbitmap_bits_size (s.hdr.capacity));
+          region_header_decode (img->buf, 0, &img->region.hdr);
+        }
+      stored_free (&s);
+      return rc;
+    }
+  if (same)
     {
       img->buf = malloc (s.region_size);
       if (img->buf != NULL)
@@ -591,6 +615,10 @@ show_entry (const char *file, const struct stored *s)
   printf ("  max gap:   %" PRIu32 " pages%s\n", s->hdr.max_gap,
           s->hdr.flags & PBITMAP_F_GAP_AUTO
           ? " where the device cannot be told; the reader chooses" : "");
+  printf ("  order:     ");
+  show_read_order (&s->hdr, s->entry + s->region_offset
+                            + pbitmap_order_offset (s->hdr.capacity), 0);
+  printf ("\n");
 }
 
 /* The entry names in DIR, sorted; their number, or -1 after a message.  */

@@ -663,6 +663,8 @@ statement_in_block (struct reader *r, struct block_state *s, const char *kw,
         }
       if (kw[0] == 'p')
         return parse_pages (r, arg, s);
+      if (kw[0] == 'o')
+        b->order_all = r->version >= 3;
       struct ordered_list l = ordered_list (s, kw);
       return parse_ordered (r, arg, &l);
     }

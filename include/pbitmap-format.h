@@ -41,8 +41,18 @@
  *                         address (set by the linker like entry; kept by
  *                         fills).  No runtime reads or writes through it;
  *                         see doc/format.md
- *   80  u64 reserved[2]   zero
- *   96  u8  bits[]        ceil(capacity / 8) bytes, then zero padding
+ *   80  u32 order_size    version 2: entries the order table has room
+ *                         for, pbitmap_order_blocks (capacity) (the
+ *                         plugin); version 1: zero
+ *   84  u32 order_len     version 2: entries of the table in use, at
+ *                         most order_size (written by elfpatch)
+ *   88  u64 reserved      zero
+ *   96  u8  bits[]        ceil(capacity / 8) bytes, zero padding to 8
+ *       u16 order[]       version 2, at pbitmap_order_offset (capacity):
+ *                         order_size block numbers, the first order_len
+ *                         of them the blocks (PBITMAP_BLOCK_PAGES pages
+ *                         each) to read first, in that order; then zero
+ *                         padding to 16
  *
  * Every multi-byte field is in the byte order of the ELF file (EI_DATA).
  * Bits are numbered least significant first within a byte: page N is bit
@@ -53,10 +63,14 @@
  * objcopy, strip, patchelf and readelf all know how to carry and print a
  * note, while a section of an unknown type upsets several of them.
  *
- * The region is valid when magic, version, header_size and page_shift
- * hold the values above, header_size + ceil(capacity / 8) fits in the
- * segment's p_filesz, and n_descsz + 20 equals that p_filesz rounded as the
- * note requires.  Readers that find anything else must ignore the region.
+ * The region is valid when magic, version (1 or 2), header_size and
+ * page_shift hold the values above, header_size + ceil(capacity / 8)
+ * fits in the segment's p_filesz, n_descsz + 20 equals that p_filesz
+ * rounded as the note requires, and in version 2 the order table, as
+ * order_size says, is where and as large as capacity says and fits too,
+ * with order_len at most order_size.  Readers that find anything else
+ * must ignore the region.  A block number of the table that is past the
+ * capacity, or that came before in it, is passed over.
  */
 #ifndef PBITMAP_FORMAT_H
 #define PBITMAP_FORMAT_H
@@ -88,7 +102,8 @@
 #define PBITMAP_READ_ALIGN 8u
 
 #define PBITMAP_MAGIC 0x50424d31u              /* "PBM1" read big-endian */
-#define PBITMAP_VERSION 1u
+#define PBITMAP_VERSION 2u              /* what writers write */
+#define PBITMAP_VERSION_MIN 1u          /* the oldest readers accept */
 #define PBITMAP_HEADER_SIZE 96u
 #define PBITMAP_PAGE_SHIFT 12u
 #define PBITMAP_PAGE_SIZE (1u << PBITMAP_PAGE_SHIFT)
@@ -118,7 +133,19 @@
 #define PBITMAP_OFF_MAX_GAP 60
 #define PBITMAP_OFF_ENTRY 64
 #define PBITMAP_OFF_MARK 72
-#define PBITMAP_OFF_RESERVED 80
+#define PBITMAP_OFF_ORDER_SIZE 80
+#define PBITMAP_OFF_ORDER_LEN 84
+#define PBITMAP_OFF_RESERVED 88
+
+/* The read order (version 2) ranks blocks of this many pages, 512 KiB,
+   the longest read (PBITMAP_CHUNK_PAGES, include/pbitmap-plan.h): a
+   reader that follows it reads no chunk across a block's end.  Block
+   numbers are 16 bits, so a file of more pages than PBITMAP_ORDER_PAGES
+   (32 GiB) has no table (order_size 0).  */
+#define PBITMAP_BLOCK_PAGES 128u
+#define PBITMAP_ORDER_BLOCKS_MAX 65536u
+#define PBITMAP_ORDER_PAGES \
+  ((uint64_t) PBITMAP_ORDER_BLOCKS_MAX * PBITMAP_BLOCK_PAGES)
 
 /* The entry slot of a static executable's runtime (runtime/entry.S,
  * __pbitmap_entry_slot), where the region's entry field leads: 32 bytes
@@ -174,7 +201,9 @@ struct pbitmap_header
   uint32_t max_gap;
   int64_t entry;                /* slot address - field address */
   int64_t mark;                 /* mark address - field address */
-  uint64_t reserved[2];
+  uint32_t order_size;          /* version 2 */
+  uint32_t order_len;           /* version 2 */
+  uint64_t reserved;
 };
 
 _Static_assert (sizeof (struct pbitmap_header) == PBITMAP_HEADER_SIZE,
@@ -197,14 +226,17 @@ PBITMAP_CHECK_OFF (flags, PBITMAP_OFF_FLAGS);
 PBITMAP_CHECK_OFF (max_gap, PBITMAP_OFF_MAX_GAP);
 PBITMAP_CHECK_OFF (entry, PBITMAP_OFF_ENTRY);
 PBITMAP_CHECK_OFF (mark, PBITMAP_OFF_MARK);
+PBITMAP_CHECK_OFF (order_size, PBITMAP_OFF_ORDER_SIZE);
+PBITMAP_CHECK_OFF (order_len, PBITMAP_OFF_ORDER_LEN);
 PBITMAP_CHECK_OFF (reserved, PBITMAP_OFF_RESERVED);
 #undef PBITMAP_CHECK_OFF
 
-/* Bytes of bits for CAPACITY pages, and the region size the plugin
- * reserves: header plus bits, rounded up to 16 so that the note's
- * descriptor size is a multiple of 4 and the region ends aligned.
- * pbitmap_bits_size takes any capacity a hostile file may hold without
- * overflowing, so readers can compare its result with the region size. */
+/* Bytes of bits for CAPACITY pages; the number of blocks of the read
+ * order and where its table starts; and the region size the plugin
+ * reserves: header, bits and table, rounded up to 16 so that the note's
+ * descriptor size is a multiple of 4 and the region ends aligned.  They
+ * take any capacity a hostile file may hold without overflowing, so
+ * readers can compare their results with the region size. */
 static inline uint64_t
 pbitmap_bits_size (uint64_t capacity)
 {
@@ -212,9 +244,41 @@ pbitmap_bits_size (uint64_t capacity)
 }
 
 static inline uint64_t
+pbitmap_order_blocks (uint64_t capacity)
+{
+  if (capacity > PBITMAP_ORDER_PAGES)
+    return 0;
+  return (capacity + PBITMAP_BLOCK_PAGES - 1) / PBITMAP_BLOCK_PAGES;
+}
+
+static inline uint64_t
+pbitmap_order_offset (uint64_t capacity)
+{
+  return PBITMAP_HEADER_SIZE + ((pbitmap_bits_size (capacity) + 7)
+                                & ~(uint64_t) 7);
+}
+
+static inline uint64_t
 pbitmap_region_size (uint64_t capacity)
 {
-  return (PBITMAP_HEADER_SIZE + pbitmap_bits_size (capacity) + 15) & ~(uint64_t) 15;
+  return (pbitmap_order_offset (capacity) + 2 * pbitmap_order_blocks (capacity)
+          + 15) & ~(uint64_t) 15;
+}
+
+/* The entries of the read order a reader follows: order_len in version
+   2, none in version 1.  */
+static inline uint64_t
+pbitmap_order_len (const struct pbitmap_header *h)
+{
+  return h->version >= 2 ? h->order_len : 0;
+}
+
+/* Entry I of the order table TABLE, whose bytes are big-endian when MSB.  */
+static inline uint32_t
+pbitmap_order_get (const unsigned char *table, uint64_t i, int msb)
+{
+  const unsigned char *e = table + 2 * i;
+  return msb ? (uint32_t) e[0] << 8 | e[1] : (uint32_t) e[1] << 8 | e[0];
 }
 
 /* What is wrong with a region header, the first defect in the order the
@@ -232,7 +296,8 @@ enum pbitmap_header_defect
   PBITMAP_HEADER_BAD_VERSION,
   PBITMAP_HEADER_BAD_HEADER_SIZE,
   PBITMAP_HEADER_BAD_PAGE_SHIFT,
-  PBITMAP_HEADER_BAD_CAPACITY
+  PBITMAP_HEADER_BAD_CAPACITY,
+  PBITMAP_HEADER_BAD_ORDER
 };
 
 static inline enum pbitmap_header_defect
@@ -250,7 +315,7 @@ pbitmap_header_check (const struct pbitmap_header *h, uint64_t region_size)
     return PBITMAP_HEADER_BAD_NOTE_SIZE;
   if (h->magic != PBITMAP_MAGIC)
     return PBITMAP_HEADER_BAD_MAGIC;
-  if (h->version != PBITMAP_VERSION)
+  if (h->version < PBITMAP_VERSION_MIN || h->version > PBITMAP_VERSION)
     return PBITMAP_HEADER_BAD_VERSION;
   if (h->header_size != PBITMAP_HEADER_SIZE)
     return PBITMAP_HEADER_BAD_HEADER_SIZE;
@@ -258,6 +323,12 @@ pbitmap_header_check (const struct pbitmap_header *h, uint64_t region_size)
     return PBITMAP_HEADER_BAD_PAGE_SHIFT;
   if (pbitmap_bits_size (h->capacity) > region_size - PBITMAP_HEADER_SIZE)
     return PBITMAP_HEADER_BAD_CAPACITY;
+  if (h->version >= 2
+      && (h->order_size != pbitmap_order_blocks (h->capacity)
+          || h->order_len > h->order_size
+          || pbitmap_order_offset (h->capacity) + 2 * (uint64_t) h->order_size
+             > region_size))
+    return PBITMAP_HEADER_BAD_ORDER;
   return PBITMAP_HEADER_OK;
 }
 

@@ -103,7 +103,8 @@ struct pbitmap_chunker
   void *resolve_ctx;
   int open;
   uint64_t runs;
-  uint64_t marked_end;          /* the page after the last marked page */
+  uint64_t marked_end;          /* the page after the last marked page,
+                                   UINT64_MAX before the first */
   pbitmap_chunk_fn *emit;
   void *ctx;
 };
@@ -117,7 +118,8 @@ pbitmap_chunker_init (struct pbitmap_chunker *c, uint64_t max_gap,
   c->resolve = NULL;
   c->resolve_ctx = NULL;
   c->open = 0;
-  c->runs = c->marked_end = 0;
+  c->runs = 0;
+  c->marked_end = UINT64_MAX;
   c->emit = emit;
   c->ctx = ctx;
 }
@@ -174,13 +176,26 @@ pbitmap_chunker_settle (struct pbitmap_chunker *c, uint64_t first,
     }
 }
 
+/* Starts a block of the read order (below): no chunk spans the end of
+   the block before.  CONTINUES is the page the block's first marked
+   page is at when the run it begins started in the block before it in
+   the file, else UINT64_MAX: the run is counted once, whichever of the
+   two is read first.  */
+static inline void
+pbitmap_chunker_block (struct pbitmap_chunker *c, uint64_t continues)
+{
+  pbitmap_chunker_flush (c);
+  c->marked_end = continues;
+}
+
 /* Adds the NPAGES marked pages starting at page FIRST, which lies at or
-   after every page added before.  GAP_READABLE as above.  */
+   after every page added before (since the last pbitmap_chunker_block).
+   GAP_READABLE as above.  */
 static inline void
 pbitmap_chunker_add (struct pbitmap_chunker *c, uint64_t first,
                      uint64_t npages, int gap_readable)
 {
-  if (npages > 0 && (c->runs == 0 || first != c->marked_end))
+  if (npages > 0 && first != c->marked_end)
     c->runs++;
   if (npages > 0)
     c->marked_end = first + npages;
@@ -273,6 +288,51 @@ pbitmap_scan (const unsigned char *bits, uint64_t nbytes, uint64_t first,
     }
   if (open)
     run (ctx, lo, last);
+}
+
+
+/* ---- the read order ------------------------------------------------------
+ *
+ * A region of version 2 may rank blocks of PBITMAP_BLOCK_PAGES pages
+ * (include/pbitmap-format.h): the blocks to read first, in the order a
+ * recorded start first touched them (doc/format.md, Read order).  A
+ * reader that follows the order plans block by block: the set pages of
+ * each block in ascending order, as above, every chunk ending at the
+ * block's end (pbitmap_chunker_block), the ranked blocks first and then
+ * the others in ascending order.  A table entry past the capacity, or a
+ * block named before, is passed over, so a hostile table makes no read
+ * that the bitmap does not ask for and none twice.  */
+
+/* Receives the pages [FIRST, LAST] of one block.  */
+typedef void pbitmap_block_fn (void *ctx, uint64_t first, uint64_t last);
+
+/* Calls BLOCK for each block of a bitmap of CAPACITY pages, in the order
+   the first LEN entries of the order table TABLE (big-endian when MSB)
+   give, then the others ascending.  SEEN is the caller's, at least
+   (pbitmap_order_blocks (CAPACITY) + 7) / 8 bytes; it is zeroed here.  */
+static inline void
+pbitmap_order_visit (const unsigned char *table, uint64_t len, int msb,
+                     uint64_t capacity, unsigned char *seen,
+                     pbitmap_block_fn *block, void *ctx)
+{
+  uint64_t n = pbitmap_order_blocks (capacity);
+  for (uint64_t i = 0; i < (n + 7) / 8; i++)
+    {
+      seen[i] = 0;
+      /* Keeps the compiler from making this a call of memset, which the
+         freestanding runtime does not have.  */
+      __asm__ ("" : : : "memory");
+    }
+  for (uint64_t i = 0; i < len + n; i++)
+    {
+      uint64_t b = i < len ? pbitmap_order_get (table, i, msb) : i - len;
+      if (b >= n || (seen[b / 8] >> (b % 8) & 1))
+        continue;
+      seen[b / 8] |= (unsigned char) (1u << (b % 8));
+      uint64_t first = b * PBITMAP_BLOCK_PAGES;
+      uint64_t last = first + PBITMAP_BLOCK_PAGES - 1;
+      block (ctx, first, last < capacity ? last : capacity - 1);
+    }
 }
 
 

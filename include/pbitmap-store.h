@@ -140,6 +140,8 @@ pbitmap_store_check (const unsigned char *e, uint64_t size)
                               | r[PBITMAP_OFF_HEADER_SIZE + 1] << 8);
   h.page_shift = pbitmap_store_u32 (r + PBITMAP_OFF_PAGE_SHIFT);
   h.capacity = pbitmap_store_u64 (r + PBITMAP_OFF_CAPACITY);
+  h.order_size = pbitmap_store_u32 (r + PBITMAP_OFF_ORDER_SIZE);
+  h.order_len = pbitmap_store_u32 (r + PBITMAP_OFF_ORDER_LEN);
   if (pbitmap_header_check (&h, region_size) != PBITMAP_HEADER_OK)
     return PBITMAP_STORE_BAD_REGION;
   return PBITMAP_STORE_OK;

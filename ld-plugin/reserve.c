@@ -121,7 +121,8 @@ put64 (unsigned char *p, uint64_t v, unsigned char data)
     p[data == ELFDATA2MSB ? 7 - i : i] = (unsigned char) (v >> (8 * i));
 }
 
-/* The region of CAPACITY pages: note header, pbitmap header, zero bits. */
+/* The region of CAPACITY pages: note header, pbitmap header, zero bits,
+ * an empty read order. */
 static unsigned char *
 build_region (uint64_t capacity, unsigned char data, size_t *size)
 {
@@ -142,6 +143,8 @@ build_region (uint64_t capacity, unsigned char data, size_t *size)
   put16 (p + PBITMAP_OFF_HEADER_SIZE, PBITMAP_HEADER_SIZE, data);
   put32 (p + PBITMAP_OFF_PAGE_SHIFT, PBITMAP_PAGE_SHIFT, data);
   put64 (p + PBITMAP_OFF_CAPACITY, capacity, data);
+  put32 (p + PBITMAP_OFF_ORDER_SIZE, (uint32_t) pbitmap_order_blocks (capacity),
+         data);
   *size = region;
   return p;
 }

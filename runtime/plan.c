@@ -1,7 +1,8 @@
 /* plan.c: the reads an object's bitmap turns into (step 4 of
  * runtime/prefetch.c).
  *
- * The PT_LOADs are visited in ascending address order; the set bits of
+ * The PT_LOADs are visited in ascending address order, block by block
+ * of the region's read order when it has one; the set bits of
  * the file pages each maps come from the scanner of
  * include/pbitmap-plan.h as runs, a file page already mapped by an
  * earlier PT_LOAD is left out, and the runs go, as addresses, to the
@@ -177,8 +178,56 @@ plan_run (void *ctx, uint64_t lo, uint64_t hi)
   plan_pages (p, p->scan, lo, hi);
 }
 
+/* What a block of the read order is planned with.  */
+struct block_plan
+{
+  struct plan *p;
+  const unsigned char *bits;
+  uint64_t nbytes;
+  size_t nsegs;
+};
+
+/* Where a run that goes on from the page before file page FIRST into it
+   starts again in memory: FIRST's page in the first segment that maps
+   it, when that segment maps the page before too and both are set, else
+   UINT64_MAX (pbitmap_chunker_block).  */
+static uint64_t
+block_continues (const struct block_plan *b, uint64_t first)
+{
+  const struct segment *segs = b->p->segs;
+  if (first == 0 || !pbitmap_test (b->bits, first)
+      || !pbitmap_test (b->bits, first - 1))
+    return UINT64_MAX;
+  for (size_t k = 0; k < b->nsegs; k++)
+    if (segs[k].first <= first && first <= segs[k].last)
+      return segs[k].first < first
+             ? (segs[k].delta + first * RT_PAGE) / RT_PAGE : UINT64_MAX;
+  return UINT64_MAX;
+}
+
+/* The order's receiver: the set pages of each segment in the block
+   [FIRST, LAST], in address order, every chunk ending with the block.  */
+static void
+plan_block (void *ctx, uint64_t first, uint64_t last)
+{
+  struct block_plan *b = ctx;
+  struct plan *p = b->p;
+  const struct segment *segs = p->segs;
+  pbitmap_chunker_block (&p->chunker, block_continues (b, first));
+  for (size_t k = 0; k < b->nsegs; k++)
+    {
+      uint64_t lo = segs[k].first > first ? segs[k].first : first;
+      uint64_t hi = segs[k].last < last ? segs[k].last : last;
+      if (lo > hi)
+        continue;
+      p->scan = k;
+      pbitmap_scan (b->bits, b->nbytes, lo, hi, plan_run, p);
+    }
+}
+
 /* Builds the whole plan: in full mode every page of every segment, else
-   the set bits that fall in a segment.  */
+   the set bits that fall in a segment, in the region's read order when
+   it has one (include/pbitmap-plan.h).  */
 void
 rt_plan_build (struct plan *p, const struct pbitmap_header *h, size_t nsegs,
             int full)
@@ -186,16 +235,27 @@ rt_plan_build (struct plan *p, const struct pbitmap_header *h, size_t nsegs,
   const unsigned char *bits = (const unsigned char *) h + PBITMAP_HEADER_SIZE;
   uint64_t nbytes = pbitmap_bits_size (h->capacity);
   const struct segment *segs = p->segs;
-  for (size_t k = 0; k < nsegs; k++)
-    if (full)
-      plan_pages (p, k, segs[k].first, segs[k].last);
-    else if (segs[k].first < h->capacity)
-      {
-        uint64_t last = segs[k].last < h->capacity ? segs[k].last
-                                                    : h->capacity - 1;
-        p->scan = k;
-        pbitmap_scan (bits, nbytes, segs[k].first, last, plan_run, p);
-      }
+  uint64_t order_len = full ? 0 : pbitmap_order_len (h);
+  if (order_len > 0)
+    {
+      unsigned char seen[PBITMAP_ORDER_BLOCKS_MAX / 8];
+      struct block_plan b = { p, bits, nbytes, nsegs };
+      pbitmap_order_visit ((const unsigned char *) h
+                           + pbitmap_order_offset (h->capacity), order_len,
+                           __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__,
+                           h->capacity, seen, plan_block, &b);
+    }
+  else
+    for (size_t k = 0; k < nsegs; k++)
+      if (full)
+        plan_pages (p, k, segs[k].first, segs[k].last);
+      else if (segs[k].first < h->capacity)
+        {
+          uint64_t last = segs[k].last < h->capacity ? segs[k].last
+                                                      : h->capacity - 1;
+          p->scan = k;
+          pbitmap_scan (bits, nbytes, segs[k].first, last, plan_run, p);
+        }
   pbitmap_chunker_flush (&p->chunker);
   p->n.runs = p->chunker.runs;
 }

@@ -26,6 +26,8 @@ cat <<'C'
 #define PBITMAP_OFF_max_gap PBITMAP_OFF_MAX_GAP
 #define PBITMAP_OFF_entry PBITMAP_OFF_ENTRY
 #define PBITMAP_OFF_mark PBITMAP_OFF_MARK
+#define PBITMAP_OFF_order_size PBITMAP_OFF_ORDER_SIZE
+#define PBITMAP_OFF_order_len PBITMAP_OFF_ORDER_LEN
 #define PBITMAP_OFF_reserved PBITMAP_OFF_RESERVED
 #define CHECK_BITS(off) \
   _Static_assert (sizeof (struct pbitmap_header) == (off) \

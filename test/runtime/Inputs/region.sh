@@ -17,6 +17,9 @@
 #                                         first file page of the L-th
 #                                         PT_LOAD, from 0, plus K); A-B is
 #                                         a range
+#   region.sh FILE order BLOCKS...        make BLOCKS (block numbers, of
+#                                         128 pages) the read order's
+#                                         table and order_len their number
 #   region.sh FILE capacity               print capacity=N
 #   region.sh FILE dup TYPE               overwrite the first program header
 #                                         of TYPE (as llvm-readelf names it)
@@ -81,6 +84,17 @@ case $cmd in
     at=$(echo $load_phdrs | cut -d' ' -f$(($1 + 1)))
     write $((${at:?no such PT_LOAD} + $2)) "$3" "$4" ;;
   capacity) echo "capacity=$(capacity)" ;;
+  order)
+    # The table starts after the bits, rounded up to 8 bytes.
+    cap=$(capacity)
+    at=$((region + 96 + ((cap + 7) / 8 + 7) / 8 * 8))
+    n=0
+    for b in "$@"; do
+      write $((at + 2 * n)) 2 "$b"
+      n=$((n + 1))
+    done
+    write $((region + 84)) 4 $n
+    ;;
   dup)
     dd if="$file" of="$file" bs=1 skip="$phdr" seek="${other:?no such program header}" \
       count=56 conv=notrunc status=none ;;
