@@ -4,9 +4,9 @@
  * (runtime/plan.c, in memory, with madvise) and the launcher
  * (elfpatch/run.c through elfpatch/plan.c, in the file, with
  * posix_fadvise).  Both find the marked pages with the scanner below, in
- * ascending order, as runs of adjacent pages, and feed them to the
- * chunker below, so that the same bitmap gives the same reads whoever
- * issues them.
+ * ascending order or block by block in the region's read order (below),
+ * as runs of adjacent pages, and feed them to the chunker below, so that
+ * the same bitmap gives the same reads whoever issues them.
  *
  * A read (a chunk) starts at a marked page, ends at a marked page and
  * spans at most PBITMAP_CHUNK_PAGES pages (512 KiB):
