@@ -59,6 +59,7 @@ Elf_Data *pt_note_data (Elf *elf, size_t i, uint64_t file_size,
 uint16_t get_u16 (const unsigned char *p, int msb);
 uint32_t get_u32 (const unsigned char *p, int msb);
 uint64_t get_u64 (const unsigned char *p, int msb);
+void put_u16 (unsigned char *p, uint16_t v, int msb);
 void put_u32 (unsigned char *p, uint32_t v, int msb);
 void put_u64 (unsigned char *p, uint64_t v, int msb);
 

@@ -84,16 +84,15 @@ read_order_visit (const char *path, const struct trace *t, void *arg)
   return 0;
 }
 
-/* Orders block numbers by their mean rank (read_order_sort's O), then
-   by number.  */
-static const struct read_order *sort_order;
-
+/* Orders block numbers by their mean rank in the read_order ARG, then
+   by number (qsort_r).  */
 static int
-by_rank (const void *a, const void *b)
+by_rank (const void *a, const void *b, void *arg)
 {
+  const struct read_order *o = arg;
   uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
-  double rx = sort_order->rank_sum[x] / sort_order->ranked[x];
-  double ry = sort_order->rank_sum[y] / sort_order->ranked[y];
+  double rx = o->rank_sum[x] / o->ranked[x];
+  double ry = o->rank_sum[y] / o->ranked[y];
   if (rx != ry)
     return rx < ry ? -1 : 1;
   return x < y ? -1 : x > y;
@@ -113,17 +112,11 @@ read_order_write (struct read_order *o, struct image *img,
           && bits_count (bits, k * PBITMAP_BLOCK_PAGES, last) > 0)
         o->first[n++] = k;
     }
-  sort_order = o;
-  qsort (o->first, (size_t) n, sizeof *o->first, by_rank);
+  qsort_r (o->first, (size_t) n, sizeof *o->first, by_rank, o);
   unsigned char *table = img->buf + r->offset
                          + pbitmap_order_offset (r->hdr.capacity);
   for (uint64_t i = 0; i < n; i++)
-    {
-      unsigned char *e = table + 2 * i;
-      uint32_t v = (uint32_t) o->first[i];
-      e[img->msb ? 1 : 0] = (unsigned char) v;
-      e[img->msb ? 0 : 1] = (unsigned char) (v >> 8);
-    }
+    put_u16 (table + 2 * i, (uint16_t) o->first[i], img->msb);
   r->hdr.order_len = (uint32_t) n;
   return n;
 }

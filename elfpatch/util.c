@@ -54,6 +54,12 @@ get_u64 (const unsigned char *p, int msb)
 }
 
 void
+put_u16 (unsigned char *p, uint16_t v, int msb)
+{
+  put_bytes (p, 2, v, msb);
+}
+
+void
 put_u32 (unsigned char *p, uint32_t v, int msb)
 {
   put_bytes (p, 4, v, msb);
