@@ -398,12 +398,13 @@ pbitmap_order_visit (const unsigned char *table, uint64_t len, int msb,
  * its newer machines, Azure's remote disks behind its NVMe accelerator)
  * or disks that say they are solid-state, and they have a cloud volume's
  * IOPS, not an NVMe drive's.  Read at the nvme gap, llvm-o2 takes 860
- * reads, 287 ms at a 3,000 IOPS baseline before the program runs, where
- * the cloud gap takes 299 (bench/RESULTS.md).  So in a virtual machine
- * a disk that step 2 or 3 calls nvme or ssd is cloud.  A local drive
- * passed through to the guest (an instance store) is then read at gap 10
- * instead of 1 or 6: up to 9 pages more per read on a device that reads
- * them in microseconds.  A disk that says it is rotational stays hdd: too
+ * reads, 287 ms at a 3,000 IOPS baseline, where the cloud gap takes 299;
+ * on the bench's cloud profile at read_ahead_kb 128 it was then slower
+ * than demand paging (0.89x), and 1.10x faster at the cloud gap
+ * (bench/RESULTS.md).  So in a virtual machine a disk that step 2 or 3
+ * calls nvme or ssd is cloud.  A local drive passed through to the guest
+ * (an instance store) is then read at gap 10 instead of 1 or 6: up to 9
+ * pages more per read on a device that reads them in microseconds.  A disk that says it is rotational stays hdd: too
  * small a gap is what hurts (above).  Whether the process runs in a
  * virtual machine is CPUID leaf 1's bit 31 of ECX, which hypervisors set
  * and processors leave clear (Intel SDM, AMD APM): one instruction, no
