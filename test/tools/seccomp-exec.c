@@ -12,6 +12,12 @@
  * no_new_privs, so an unprivileged user can use it too, and is kept
  * across the exec of PROG, which seccomp-exec's last system call is.
  *
+ *   seccomp-exec --fail=NR:ERRNO PROG [ARG]...
+ *
+ * allows every call instead and makes system call NR fail with ERRNO,
+ * for the tests of a fallback taken when a call is missing, as on an
+ * older kernel (ENOTTY for an ioctl it does not know).
+ *
  * Exit status: PROG's, or 125 when the filter cannot be built or set up,
  * 127 when PROG cannot be executed (under the filter).
  */
@@ -33,15 +39,12 @@
 
 static struct sock_filter prog[6 + 2 * MAX_CALLS];
 
-int
-main (int argc, char **argv)
+/* The filter's first instructions: a call of another architecture
+   kills the process, then the call's number is loaded.  Returns their
+   count.  */
+static size_t
+prologue (void)
 {
-  if (argc < 3)
-    error (125, 0, "usage: seccomp-exec LIST PROG [ARG]...");
-  FILE *list = fopen (argv[1], "re");
-  if (list == NULL)
-    error (125, errno, "%s", argv[1]);
-
   size_t n = 0;
   prog[n++] = (struct sock_filter) BPF_STMT (BPF_LD | BPF_W | BPF_ABS,
                                              offsetof (struct seccomp_data,
@@ -53,6 +56,56 @@ main (int argc, char **argv)
   prog[n++] = (struct sock_filter) BPF_STMT (BPF_LD | BPF_W | BPF_ABS,
                                              offsetof (struct seccomp_data,
                                                        nr));
+  return n;
+}
+
+/* Installs the first N instructions of PROG as the filter and executes
+   ARGV.  */
+static int
+install_and_exec (size_t n, char **argv)
+{
+  struct sock_fprog fprog = { .len = (unsigned short) n, .filter = prog };
+  if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+    error (125, errno, "prctl (PR_SET_NO_NEW_PRIVS)");
+  if (syscall (SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &fprog) != 0)
+    error (125, errno, "seccomp (SECCOMP_SET_MODE_FILTER)");
+  execv (argv[0], argv);
+  /* Reporting the failure would need calls the list may not allow.  */
+  _exit (127);
+}
+
+/* --fail: every x86-64 call allowed but NR, which fails with ERRNO.  */
+static int
+fail_one (unsigned long nr, unsigned long err, char **argv)
+{
+  size_t n = prologue ();
+  prog[n++] = (struct sock_filter) BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K,
+                                             nr, 0, 1);
+  prog[n++] = (struct sock_filter) BPF_STMT (BPF_RET | BPF_K,
+                                             SECCOMP_RET_ERRNO | err);
+  prog[n++] = (struct sock_filter) BPF_STMT (BPF_RET | BPF_K,
+                                             SECCOMP_RET_ALLOW);
+  return install_and_exec (n, argv);
+}
+
+int
+main (int argc, char **argv)
+{
+  if (argc < 3)
+    error (125, 0, "usage: seccomp-exec LIST|--fail=NR:ERRNO PROG [ARG]...");
+  unsigned long fail_nr, fail_errno;
+  char end;
+  if (sscanf (argv[1], "--fail=%lu:%lu%c", &fail_nr, &fail_errno, &end) == 2)
+    {
+      if (fail_nr >= 0x40000000 || fail_errno == 0 || fail_errno > 4095)
+        error (125, 0, "%s: not a call number and an errno", argv[1]);
+      return fail_one (fail_nr, fail_errno, argv + 2);
+    }
+  FILE *list = fopen (argv[1], "re");
+  if (list == NULL)
+    error (125, errno, "%s", argv[1]);
+
+  size_t n = prologue ();
   unsigned long nr;
   size_t calls = 0;
   while (fscanf (list, "%lu", &nr) == 1)
@@ -71,12 +124,5 @@ main (int argc, char **argv)
   prog[n++] = (struct sock_filter) BPF_STMT (BPF_RET | BPF_K,
                                              SECCOMP_RET_KILL_PROCESS);
 
-  struct sock_fprog fprog = { .len = (unsigned short) n, .filter = prog };
-  if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
-    error (125, errno, "prctl (PR_SET_NO_NEW_PRIVS)");
-  if (syscall (SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &fprog) != 0)
-    error (125, errno, "seccomp (SECCOMP_SET_MODE_FILTER)");
-  execv (argv[2], argv + 2);
-  /* Reporting the failure would need calls the list may not allow.  */
-  _exit (127);
+  return install_and_exec (n, argv + 2);
 }
