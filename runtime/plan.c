@@ -238,7 +238,10 @@ rt_plan_build (struct plan *p, const struct pbitmap_header *h, size_t nsegs,
   uint64_t order_len = full ? 0 : pbitmap_order_len (h);
   if (order_len > 0)
     {
-      unsigned char seen[PBITMAP_ORDER_BLOCKS_MAX / 8];
+      /* A bit per block, a byte per 4 MiB of file: 8 KiB at most
+         (pbitmap_order_blocks), a few bytes for most programs, so that
+         a thread with a small stack can load one.  */
+      unsigned char seen[(pbitmap_order_blocks (h->capacity) + 7) / 8];
       struct block_plan b = { p, bits, nbytes, nsegs };
       pbitmap_order_visit ((const unsigned char *) h
                            + pbitmap_order_offset (h->capacity), order_len,
