@@ -27,7 +27,9 @@
  * flags, which the kernel sets from the backing file's device.  The
  * disk's queue/rotational says hdd; otherwise a name starting with "nvme"
  * says nvme; anything else, and anything that cannot be found (tmpfs,
- * NFS), is an ssd.  (Here DEVICE_AUTO stands for "not found".)  A file on
+ * NFS), is an ssd.  (Here DEVICE_AUTO stands for "not found".)  In a
+ * virtual machine nvme and ssd are cloud, as for the readers
+ * (include/pbitmap-plan.h): a guest's disk is the hypervisor's.  A file on
  * overlayfs, whose st_dev is the overlay's own anonymous number, counts
  * as on the slowest device among the directories of its layers
  * (upperdir and lowerdir in the mount's options): the layer a file comes
@@ -428,6 +430,15 @@ device_choose_gap (const struct gap_choice *c, int fd, char *why,
         }
       else
         len = snprintf (why, whysize, "--device=auto: %s, ", chain);
+      /* As the readers do (include/pbitmap-plan.h, step 4).  */
+      if (pbitmap_device_virtual (profiles[kind].device)
+          == PBITMAP_DEVICE_CLOUD && kind != DEVICE_CLOUD)
+        {
+          if (len >= 0 && (size_t) len < whysize)
+            len += snprintf (why + len, whysize - (size_t) len,
+                             "%s in a virtual machine, ", profiles[kind].name);
+          kind = DEVICE_CLOUD;
+        }
     }
   else
     len = snprintf (why, whysize, "--device=");
