@@ -111,13 +111,11 @@ plan_bitmap (const struct page_range *loads, size_t n_loads,
                          pbitmap_bits_size (capacity), capacity };
   if (order != NULL && order->len > 0)
     {
-      unsigned char *seen = malloc (PBITMAP_ORDER_BLOCKS_MAX / 8);
-      if (seen == NULL)
-        plan_range (&s, 0, capacity - 1);
-      else
-        pbitmap_order_visit (order->table, order->len, order->msb, capacity,
-                             seen, plan_block, &s);
-      free (seen);
+      /* On the stack, as the runtime has it: no allocation that could
+         fail and leave this plan in another order than the runtime's.  */
+      unsigned char seen[PBITMAP_ORDER_BLOCKS_MAX / 8];
+      pbitmap_order_visit (order->table, order->len, order->msb, capacity,
+                           seen, plan_block, &s);
     }
   else if (capacity > 0)
     plan_range (&s, 0, capacity - 1);
