@@ -10,9 +10,14 @@
 import statistics
 
 
-def ratio(rows_a, rows_b, field):
-    """The median over the rounds of A's FIELD over B's in the same round,
-    for the rounds both ran (rows are dicts with a "round" key)."""
+def ratios(rows_a, rows_b, field):
+    """A's FIELD over B's in the same round, for each round both ran (rows
+    are dicts with a "round" key), in A's order."""
     b = {r["round"]: float(r[field]) for r in rows_b}
-    return statistics.median(float(r[field]) / b[r["round"]]
-                             for r in rows_a if r["round"] in b)
+    return [float(r[field]) / b[r["round"]] for r in rows_a if r["round"] in b]
+
+
+def ratio(rows_a, rows_b, field):
+    """The median over the rounds of A's FIELD over B's in the same
+    round."""
+    return statistics.median(ratios(rows_a, rows_b, field))
