@@ -17,11 +17,12 @@
  * block device in /sys/dev/block/MAJ:MIN.  A file system without one,
  * such as btrfs, whose st_dev is an anonymous number per subvolume, is
  * found in /proc/self/mountinfo by the file's mount ID (from
- * /proc/self/fdinfo), and its source device taken.  A partition is replaced by its whole disk; a device-mapper or
- * md device by its members (slaves/), the slowest of them counting (of
- * equally slow ones, the first by name, so that readdir's order does not
- * matter); a loop device by the device of its backing file (by that
- * file itself when it is a block device), or, when
+ * /proc/self/fdinfo), and its source device taken.  A partition is
+ * replaced by its whole disk; a device-mapper or md device by its
+ * members (slaves/), the slowest of them counting (of equally slow ones,
+ * the first by name, so that readdir's order does not matter); a loop
+ * device by the device of its backing file (by that file itself when it
+ * is a block device), or, when
  * that cannot be found (the file was deleted, it is out of this mount
  * namespace's sight, it is on no block device), by the loop device's own
  * flags, which the kernel sets from the backing file's device.  The

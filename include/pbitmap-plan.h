@@ -404,13 +404,14 @@ pbitmap_order_visit (const unsigned char *table, uint64_t len, int msb,
  * (bench/RESULTS.md).  So in a virtual machine a disk that step 2 or 3
  * calls nvme or ssd is cloud.  A local drive passed through to the guest
  * (an instance store) is then read at gap 10 instead of 1 or 6: up to 9
- * pages more per read on a device that reads them in microseconds.  A disk that says it is rotational stays hdd: too
- * small a gap is what hurts (above).  Whether the process runs in a
- * virtual machine is CPUID leaf 1's bit 31 of ECX, which hypervisors set
- * and processors leave clear (Intel SDM, AMD APM): one instruction, no
- * system call, so no sandbox refuses it; a hypervisor traps it (1.3 us
- * on this VM), so it is asked only when the answer matters.  Elsewhere
- * than on x86 no virtual machine is told.
+ * pages more per read on a device that reads them in microseconds.  A
+ * disk that says it is rotational stays hdd: too small a gap is what
+ * hurts (above).  Whether the process runs in a virtual machine is CPUID
+ * leaf 1's bit 31 of ECX, which hypervisors set and processors leave
+ * clear (Intel SDM, AMD APM): one instruction, no system call, so no
+ * sandbox refuses it; a hypervisor traps it (1.3 us on this VM), so it
+ * is asked only when the answer matters.  Elsewhere than on x86 no
+ * virtual machine is told.
  *
  * A loop device (major 7, the kernel's LOOP_MAJOR) skips step 2: it is
  * virtual, its sysfs entry is always /sys/devices/virtual/block/loopN,
