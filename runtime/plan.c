@@ -205,24 +205,32 @@ block_continues (const struct block_plan *b, uint64_t first)
   return UINT64_MAX;
 }
 
-/* The order's receiver: the set pages of each segment in the block
-   [FIRST, LAST], in address order, every chunk ending with the block.  */
+/* Feeds the set pages of file pages [FIRST, LAST] (LAST below the
+   capacity) to the plan, segment by segment in address order.  */
 static void
-plan_block (void *ctx, uint64_t first, uint64_t last)
+plan_set_pages (struct plan *p, const unsigned char *bits, uint64_t nbytes,
+                size_t nsegs, uint64_t first, uint64_t last)
 {
-  struct block_plan *b = ctx;
-  struct plan *p = b->p;
   const struct segment *segs = p->segs;
-  pbitmap_chunker_block (&p->chunker, block_continues (b, first));
-  for (size_t k = 0; k < b->nsegs; k++)
+  for (size_t k = 0; k < nsegs; k++)
     {
       uint64_t lo = segs[k].first > first ? segs[k].first : first;
       uint64_t hi = segs[k].last < last ? segs[k].last : last;
       if (lo > hi)
         continue;
       p->scan = k;
-      pbitmap_scan (b->bits, b->nbytes, lo, hi, plan_run, p);
+      pbitmap_scan (bits, nbytes, lo, hi, plan_run, p);
     }
+}
+
+/* The order's receiver: the set pages of each segment in the block
+   [FIRST, LAST], in address order, every chunk ending with the block.  */
+static void
+plan_block (void *ctx, uint64_t first, uint64_t last)
+{
+  struct block_plan *b = ctx;
+  pbitmap_chunker_block (&b->p->chunker, block_continues (b, first));
+  plan_set_pages (b->p, b->bits, b->nbytes, b->nsegs, first, last);
 }
 
 /* Builds the whole plan: in full mode every page of every segment, else
@@ -248,17 +256,11 @@ rt_plan_build (struct plan *p, const struct pbitmap_header *h, size_t nsegs,
                            __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__,
                            h->capacity, seen, plan_block, &b);
     }
-  else
+  else if (full)
     for (size_t k = 0; k < nsegs; k++)
-      if (full)
-        plan_pages (p, k, segs[k].first, segs[k].last);
-      else if (segs[k].first < h->capacity)
-        {
-          uint64_t last = segs[k].last < h->capacity ? segs[k].last
-                                                      : h->capacity - 1;
-          p->scan = k;
-          pbitmap_scan (bits, nbytes, segs[k].first, last, plan_run, p);
-        }
+      plan_pages (p, k, segs[k].first, segs[k].last);
+  else if (h->capacity > 0)
+    plan_set_pages (p, bits, nbytes, nsegs, 0, h->capacity - 1);
   pbitmap_chunker_flush (&p->chunker);
   p->n.runs = p->chunker.runs;
 }
