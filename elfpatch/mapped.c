@@ -171,7 +171,8 @@ struct pm_scan_arg
 #define PAGEMAP_REGIONS 256
 
 /* pagemap_present with PAGEMAP_SCAN: 0, -1 with errno set, or 1 when
-   the kernel has no such ioctl.  */
+   the kernel has no such ioctl (its first call fails so, before any
+   page was passed on: the pread that follows passes none twice).  */
 static int
 pagemap_scan (int pagemap, uint64_t start, uint64_t end,
               pagemap_page_fn *page, void *ctx)
@@ -188,7 +189,7 @@ pagemap_scan (int pagemap, uint64_t start, uint64_t end,
       if (n < 0 && errno == EINTR)
         continue;
       if (n < 0)
-        return errno == ENOTTY || errno == EINVAL ? 1 : -1;
+        return at == start && (errno == ENOTTY || errno == EINVAL) ? 1 : -1;
       for (long i = 0; i < n; i++)
         for (uint64_t a = regions[i].start; a < regions[i].end;
              a += PBITMAP_PAGE_SIZE)
