@@ -18,23 +18,24 @@
  * such as btrfs, whose st_dev is an anonymous number per subvolume, is
  * found in /proc/self/mountinfo by the file's mount ID (from
  * /proc/self/fdinfo), and its source device taken.  A partition is
- * replaced by its whole disk; a device-mapper or md device by its
- * members (slaves/), the slowest of them counting (of equally slow ones,
- * the first by name, so that readdir's order does not matter); a loop
- * device by the device of its backing file (by that file itself when it
- * is a block device), or, when
- * that cannot be found (the file was deleted, it is out of this mount
- * namespace's sight, it is on no block device), by the loop device's own
- * flags, which the kernel sets from the backing file's device.  The
- * disk's queue/rotational says hdd; otherwise a name starting with "nvme"
- * says nvme; anything else, and anything that cannot be found (tmpfs,
- * NFS), is an ssd.  (Here DEVICE_AUTO stands for "not found".)  In a
- * virtual machine nvme and ssd are cloud, as for the readers
- * (include/pbitmap-plan.h): a guest's disk is the hypervisor's.  A file on
- * overlayfs, whose st_dev is the overlay's own anonymous number, counts
- * as on the slowest device among the directories of its layers
- * (upperdir and lowerdir in the mount's options): the layer a file comes
- * from cannot be told from outside, and a copy-up moves it.
+ * replaced by its whole disk; a device-mapper or md device by its members
+ * (slaves/), the slowest of them counting (of equally slow ones, the
+ * first by name, so that readdir's order does not matter); a loop device
+ * by the device of its backing file (by that file itself when it is a
+ * block device), or, when that cannot be found (the file was deleted, it
+ * is out of this mount namespace's sight, it is on no block device), by
+ * the loop device's own flags, which the kernel sets from the backing
+ * file's device.  The disk's queue/rotational says hdd; otherwise a name
+ * starting with "nvme" says nvme; anything else is an ssd.  A file on no
+ * block device that can be found (tmpfs, NFS) gets the gap the readers
+ * use for a device they cannot tell, PBITMAP_GAP_UNKNOWN, for the reason
+ * they use it: a gap too small is what hurts.  (Here DEVICE_AUTO stands
+ * for "not found".)  In a virtual machine nvme and ssd are cloud, as for
+ * the readers (include/pbitmap-plan.h): a guest's disk is the
+ * hypervisor's.  A file on overlayfs, whose st_dev is the overlay's own
+ * anonymous number, counts as on the slowest device among the directories
+ * of its layers (upperdir and lowerdir in the mount's options): the layer
+ * a file comes from cannot be told from outside, and a copy-up moves it.
  *
  * --device=auto pins what this machine's device says.  Its answer is
  * only right where the program runs on the machine that fills, and a
@@ -425,12 +426,12 @@ device_choose_gap (const struct gap_choice *c, int fd, char *why,
       kind = classify_file (fd, 0, chain, sizeof chain);
       if (kind == DEVICE_AUTO)
         {
-          kind = DEVICE_SSD;
-          len = snprintf (why, whysize, "--device=auto: no block device "
-                          "found, ");
+          snprintf (why, whysize, "--device=auto: no block device found, "
+                    "unknown: the readers' gap for a device that cannot "
+                    "be told");
+          return PBITMAP_GAP_UNKNOWN;
         }
-      else
-        len = snprintf (why, whysize, "--device=auto: %s, ", chain);
+      len = snprintf (why, whysize, "--device=auto: %s, ", chain);
       /* As the readers do (include/pbitmap-plan.h, step 4).  */
       if (pbitmap_device_virtual (profiles[kind].device)
           == PBITMAP_DEVICE_CLOUD && kind != DEVICE_CLOUD)
