@@ -548,6 +548,10 @@ object_prefetch (struct link_map *map, int exe, const struct rt_object *im,
   if (audit.debug)
     {
       o.us = rt_us_since (t0);
+      /* As the runtime's line: the class a plan left open is looked up
+         after the time the line reports.  */
+      if (o.gap.device == GAP_OPEN)
+        rt_gap_look_up (&audit.pr, path, &o.gap);
       rt_report (AUDIT_TOOL, name, AUDIT_NAME_MAX, &o, "from", from);
     }
   return o.st;

@@ -28,3 +28,14 @@ rt_file_device (struct proc *pr, const char *path)
     }
   return pr->dev_class;
 }
+
+/* Sets GAP to the gap of the class of the device PATH is on (PATH as for
+   rt_file_device) and returns its pages.  */
+uint32_t
+rt_gap_look_up (struct proc *pr, const char *path, struct gap *gap)
+{
+  enum pbitmap_device d = rt_file_device (pr, path);
+  gap->pages = pbitmap_device_gap (d);
+  gap->device = (int) d;
+  return gap->pages;
+}

@@ -279,10 +279,7 @@ static uint64_t
 device_gap (void *ctx)
 {
   struct device_gap *dg = ctx;
-  enum pbitmap_device d = rt_file_device (dg->pr, dg->path);
-  dg->gap->pages = pbitmap_device_gap (d);
-  dg->gap->device = (int) d;
-  return dg->gap->pages;
+  return rt_gap_look_up (dg->pr, dg->path, dg->gap);
 }
 
 /* Plans the bitmap H (a region's header and bits, IM's own or another
@@ -291,9 +288,8 @@ device_gap (void *ctx)
    asked), then, unless they are all resident, each chunk (plan_chunk) at
    the gap H pins or, with PBITMAP_F_GAP_AUTO, the gap of the device PATH
    is on.  That gap is looked up only when a chunk's extent depends on it,
-   after the chunks before it were issued, and with PBITMAP_DEBUG in the
-   end for the debug line when none did.  PATH names IM's file, or is
-   null.  */
+   after the chunks before it were issued; when none did, GAP's device is
+   GAP_OPEN.  PATH names IM's file, or is null.  */
 enum status
 rt_plan_prefetch (const struct rt_object *im, const struct pbitmap_header *h,
                   unsigned opts, struct proc *pr, const char *path,
@@ -331,8 +327,8 @@ rt_plan_prefetch (const struct rt_object *im, const struct pbitmap_header *h,
       pbitmap_chunker_defer_gap (&p.chunker, lo, hi, device_gap, &dg);
     }
   rt_plan_build (&p, h, (size_t) nsegs, full);
-  if (p.chunker.resolve != NULL && (opts & OPT_DEBUG))
-    device_gap (&dg);
+  if (p.chunker.resolve != NULL)
+    gap->device = GAP_OPEN;
   *n = p.n;
   if (full)
     return ST_FULL;

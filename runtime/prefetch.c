@@ -87,8 +87,9 @@
  *     the least class gap, at most the greatest); the reads before it are
  *     then already in flight, and a plan that is the same for every class
  *     looks nothing up.  The last device's class is kept, so the objects
- *     of one device cost one lookup.  A warm start makes none of these calls; PBITMAP_DEBUG
- *     looks the class up for its line when the plan did not.
+ *     of one device cost one lookup.  A warm start makes none of these
+ *     calls.  PBITMAP_DEBUG looks the class up for its line when the
+ *     plan did not, after the time the line reports.
  *
  *  7. Issue.  Each chunk, one read, is MADV_POPULATE_READ in one call in
  *     mode populate, or else (or when the kernel does not know it)
@@ -188,5 +189,12 @@ rt_run (struct proc *pr, const struct rt_object *im, const char *path,
                             : ST_INVALID;
     }
   if (opts & OPT_DEBUG)
-    o->us = rt_us_since (t0);
+    {
+      o->us = rt_us_since (t0);
+      /* The class a plan did not need, looked up for the debug line
+         alone, after the time the line reports: us= is what a start
+         without PBITMAP_DEBUG spends.  */
+      if (o->gap.device == GAP_OPEN)
+        rt_gap_look_up (pr, path, &o->gap);
+    }
 }

@@ -248,8 +248,11 @@ struct counts
 };
 
 /* The gap a plan was issued with, and the device class it is that of
-   (GAP_PINNED: the region's own max_gap).  */
+   (GAP_PINNED: the region's own max_gap; GAP_OPEN: the region leaves
+   the gap to the reader, and no chunk depended on it, so the class was
+   not looked up).  */
 #define GAP_PINNED (-1)
+#define GAP_OPEN (-2)
 struct gap
 {
   uint32_t pages;
@@ -301,6 +304,12 @@ RT_HIDDEN int rt_plan_resident (const struct plan *p, size_t nsegs,
 /* The class of the device the file PATH is on (step 6).  */
 RT_HIDDEN enum pbitmap_device rt_file_device (struct proc *pr,
                                               const char *path);
+
+/* Sets GAP to that device's class and gap, and returns the gap: the
+   chunker's answer when a chunk depends on it, or the debug line's when
+   the plan left it open (GAP_OPEN).  */
+RT_HIDDEN uint32_t rt_gap_look_up (struct proc *pr, const char *path,
+                                   struct gap *gap);
 
 /* ---- prefetch.c, report.c: the core and its line ---------------------- */
 
