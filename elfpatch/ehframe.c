@@ -200,7 +200,7 @@ ehframe_entries (Elf *elf, const char *path, uint64_t **offsets, size_t *n)
   int found = find_hdr (elf, path, &h);
   if (found <= 0)
     return found;
-  h.msb = elf_getident (elf, NULL)[EI_DATA] == ELFDATA2MSB;
+  h.msb = elf_msb (elf);
   h.elfclass = gelf_getclass (elf);
   if (h.size < 4 || h.p[0] != 1)
     {

@@ -55,7 +55,8 @@ Elf_Data *pt_note_data (Elf *elf, size_t i, uint64_t file_size,
                         GElf_Phdr *ph);
 
 /* Reading and writing fields in the byte order of the file: MSB is
-   nonzero for ELFDATA2MSB.  */
+   nonzero for ELFDATA2MSB, as elf_msb (ELF) says.  */
+int elf_msb (Elf *elf);
 uint16_t get_u16 (const unsigned char *p, int msb);
 uint32_t get_u32 (const unsigned char *p, int msb);
 uint64_t get_u64 (const unsigned char *p, int msb);

@@ -579,10 +579,7 @@ region_find_debug (Elf *elf, const unsigned char *buf, uint64_t file_size,
   r->offset = p.offset;
   r->vaddr = p.vaddr;
   r->size = p.size;
-  GElf_Ehdr ehdr;
-  int msb = gelf_getehdr (elf, &ehdr) != NULL
-            && ehdr.e_ident[EI_DATA] == ELFDATA2MSB;
-  header_decode (buf + p.offset, msb, &r->hdr);
+  header_decode (buf + p.offset, elf_msb (elf), &r->hdr);
   return header_check (&r->hdr, p.size, why, whysize);
 }
 

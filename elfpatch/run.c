@@ -253,9 +253,7 @@ bitmap_of (const char *path, int fd, Elf *elf, uint64_t file_size,
                : "bitmap not filled");
       return -1;
     }
-  GElf_Ehdr ehdr;
-  *msb = gelf_getehdr (elf, &ehdr) != NULL
-         && ehdr.e_ident[EI_DATA] == ELFDATA2MSB;
+  *msb = elf_msb (elf);
   size_t nbytes = (size_t) (r.size - PBITMAP_HEADER_SIZE);
   *bits = malloc (nbytes ? nbytes : 1);
   if (*bits == NULL

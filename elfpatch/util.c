@@ -35,6 +35,14 @@ put_bytes (unsigned char *p, int n, uint64_t v, int msb)
     p[msb ? n - 1 - i : i] = (unsigned char) (v >> (8 * i));
 }
 
+/* Whether ELF's identification says ELFDATA2MSB.  */
+int
+elf_msb (Elf *elf)
+{
+  const char *id = elf_getident (elf, NULL);
+  return id != NULL && id[EI_DATA] == ELFDATA2MSB;
+}
+
 uint16_t
 get_u16 (const unsigned char *p, int msb)
 {
