@@ -98,12 +98,12 @@
  * calls (runtime/sys.h) and allocates nothing but, at the first store
  * entry it reads, one anonymous mapping to read entries into, so that
  * loading it costs the dynamic linker one small object and no second C
- * library, and it never touches errno.  It has no DT_NEEDED, not even ld.so: the dynamic
- * linker would search each program's library path for itself on every
- * start, which costs more than all the rest of a warm start's work.
- * ld.so serializes la_objopen (it holds
- * its load lock), so the static state needs no locking.  x86-64 only,
- * like the runtime's system calls.
+ * library, and it never touches errno.  It has no DT_NEEDED, not even
+ * ld.so: the dynamic linker would search each program's library path
+ * for itself on every start, which costs more than all the rest of a
+ * warm start's work.  ld.so serializes la_objopen (it holds its load
+ * lock), so the static state needs no locking.  x86-64 only, like the
+ * runtime's system calls.
  */
 
 /* Lmid_t, LM_ID_BASE, LAV_CURRENT and LA_ACT_CONSISTENT.  */

@@ -2,12 +2,12 @@
  *
  * elfpatch is a pipeline of small steps: an image (image.c) is one ELF
  * file read into memory, with its pbitmap region found and checked
- * (region.c) and its identity computed (identity.c); a trace (trace.c) is the parsed form of a trace
- * file; ehframe.c lists a file's function starts from its unwind table;
- * record.c makes traces, fill.c turns traces into the bits of an
- * image (with the max_gap device.c chooses), order.c into an order file
- * for the next link, show.c prints an image, and
- * update.c writes a modified image back atomically.  run.c is the
+ * (region.c) and its identity computed (identity.c); a trace (trace.c)
+ * is the parsed form of a trace file; ehframe.c lists a file's function
+ * starts from its unwind table; record.c makes traces, fill.c turns
+ * traces into the bits of an image (with the max_gap device.c chooses),
+ * order.c into an order file for the next link, show.c prints an image,
+ * and update.c writes a modified image back atomically.  run.c is the
  * launcher: it prefetches a program's bitmaps and those of the libraries
  * ldpath.c finds, then execs it.  Every function that can fail prints its
  * own one-line message (elfpatch: error: FILE: ...) and returns -1, so

@@ -128,7 +128,8 @@ apply_block (const struct trace_block *b, unsigned char *bits,
       uint64_t first = b->ranges[i].first, last = b->ranges[i].last;
       if (last >= capacity)
         {
-          if (trace_block_add_range (d, first > capacity ? first : capacity, last) != 0)
+          uint64_t past = first > capacity ? first : capacity;
+          if (trace_block_add_range (d, past, last) != 0)
             return -1;
           if (first >= capacity)
             continue;

@@ -762,14 +762,15 @@ free_recording (struct recording *rec)
 /* Under the filter (or watching code) without --follow, the processes
    PROG leaves behind (daemons) stay traced until they end (seccomp.c)
    or exec (watch.c), but the caller should not wait for them: it did
-   not before the filter, and their pages are not recorded.  So elfpatch splits in two: the recording runs in a
-   child, the tracer, which hands the exit status to the first process
-   through a pipe once the trace is written and then traces the rest in
-   the background, in a session of its own, without standard streams.
-   Until then the tracer dies with the first process (PR_SET_PDEATHSIG),
-   and PROG with the tracer (PTRACE_O_EXITKILL), as when elfpatch is one
-   process.  Returns -1 in the tracer, with *REPORT the pipe's end; in the first
-   process, the status to exit with.  */
+   not before the filter, and their pages are not recorded.  So elfpatch
+   splits in two: the recording runs in a child, the tracer, which hands
+   the exit status to the first process through a pipe once the trace
+   is written and then traces the rest in the background, in a session
+   of its own, without standard streams.  Until then the tracer dies
+   with the first process (PR_SET_PDEATHSIG), and PROG with the tracer
+   (PTRACE_O_EXITKILL), as when elfpatch is one process.  Returns -1 in
+   the tracer, with *REPORT the pipe's end; in the first process, the
+   status to exit with.  */
 static int
 split (int *report)
 {

@@ -13,11 +13,12 @@
  * x86-64 mode (the calls exact.c, watch.c and record.c act on: mmap with
  * a file descriptor and without MAP_ANONYMOUS, for the exact method and
  * code watching only; rt_sigaction of SIGSEGV and SIGTRAP, for code
- * watching only; execve and execveat) and SECCOMP_RET_ALLOW for everything else.  The
- * tracer sets PTRACE_O_TRACESECCOMP and resumes with PTRACE_CONT; the
- * kernel stops the tracee with PTRACE_EVENT_SECCOMP at the entry of a
- * traced call, and one PTRACE_SYSCALL from there stops it again at the
- * call's exit, where an injection starts as before.
+ * watching only; execve and execveat) and SECCOMP_RET_ALLOW for
+ * everything else.  The tracer sets PTRACE_O_TRACESECCOMP and resumes
+ * with PTRACE_CONT; the kernel stops the tracee with
+ * PTRACE_EVENT_SECCOMP at the entry of a traced call, and one
+ * PTRACE_SYSCALL from there stops it again at the call's exit, where an
+ * injection starts as before.
  *
  * The filter is inherited by every descendant and cannot be removed, and
  * SECCOMP_RET_TRACE in a process with no tracer, or whose tracer did not

@@ -543,6 +543,7 @@ redirect_entry (Elf *elf, const struct region *r)
   GElf_Ehdr ehdr;
   Elf_Data *data;
   size_t at;
+  char *bytes;
 
   if (chunk == NULL || !xlate64 (elf, &distance, chunk->d_buf, true)
       || distance == 0 || gelf_getehdr (elf, &ehdr) == NULL)
@@ -551,15 +552,16 @@ redirect_entry (Elf *elf, const struct region *r)
   if (!loaded (elf, slot, SLOT_USED, PF_R)
       || (data = data_at (elf, slot, SLOT_USED, &at)) == NULL)
     return false;
-  if (!xlate64 (elf, &stub, (char *) data->d_buf + at + PBITMAP_SLOT_STUB, true)
-      || !xlate64 (elf, &start, (char *) data->d_buf + at + PBITMAP_SLOT_START, true)
+  bytes = (char *) data->d_buf + at;
+  if (!xlate64 (elf, &stub, bytes + PBITMAP_SLOT_STUB, true)
+      || !xlate64 (elf, &start, bytes + PBITMAP_SLOT_START, true)
       || start != 0 || !loaded (elf, slot + (GElf_Addr) stub, 1, PF_X)
       || slot + (GElf_Addr) stub == ehdr.e_entry)
     return false;
 
   start = (int64_t) (ehdr.e_entry - slot);
   ehdr.e_entry = slot + (GElf_Addr) stub;
-  return (xlate64 (elf, (char *) data->d_buf + at + PBITMAP_SLOT_START, &start, false)
+  return (xlate64 (elf, bytes + PBITMAP_SLOT_START, &start, false)
           && elf_flagdata (data, ELF_C_SET, ELF_F_DIRTY) != 0
           && gelf_update_ehdr (elf, &ehdr));
 }
