@@ -547,11 +547,7 @@ object_prefetch (struct link_map *map, int exe, const struct rt_object *im,
     mark_done (im, own, exe, map);
   if (audit.debug)
     {
-      o.us = rt_us_since (t0);
-      /* As the runtime's line: the class a plan left open is looked up
-         after the time the line reports.  */
-      if (o.gap.device == GAP_OPEN)
-        rt_gap_look_up (&audit.pr, path, &o.gap);
+      rt_report_finish (&audit.pr, path, t0, &o);
       rt_report (AUDIT_TOOL, name, AUDIT_NAME_MAX, &o, "from", from);
     }
   return o.st;

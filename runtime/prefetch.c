@@ -189,12 +189,5 @@ rt_run (struct proc *pr, const struct rt_object *im, const char *path,
                             : ST_INVALID;
     }
   if (opts & OPT_DEBUG)
-    {
-      o->us = rt_us_since (t0);
-      /* The class a plan did not need, looked up for the debug line
-         alone, after the time the line reports: us= is what a start
-         without PBITMAP_DEBUG spends.  */
-      if (o->gap.device == GAP_OPEN)
-        rt_gap_look_up (pr, path, &o->gap);
-    }
+    rt_report_finish (pr, path, t0, o);
 }

@@ -140,9 +140,18 @@ rt_now_ns (void)
   return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
 }
 
-uint64_t
-rt_us_since (uint64_t t0)
+static uint64_t
+us_since (uint64_t t0)
 {
   uint64_t t1 = rt_now_ns ();
   return t1 > t0 ? (t1 - t0) / 1000 : 0;
+}
+
+void
+rt_report_finish (struct proc *pr, const char *path, uint64_t t0,
+                  struct outcome *o)
+{
+  o->us = us_since (t0);
+  if (o->gap.device == GAP_OPEN)
+    rt_gap_look_up (pr, path, &o->gap);
 }

@@ -363,7 +363,13 @@ RT_HIDDEN void rt_say (const char *tool, const char *name, const char *what,
                        const char *detail);
 
 RT_HIDDEN uint64_t rt_now_ns (void);
-RT_HIDDEN uint64_t rt_us_since (uint64_t t0);
+
+/* Completes O for its line: the microseconds since T0, and then, for a
+   plan that left the gap open (GAP_OPEN), the class of the device PATH
+   is on, looked up after the time is taken, so that us= is what a start
+   without PBITMAP_DEBUG spends.  */
+RT_HIDDEN void rt_report_finish (struct proc *pr, const char *path,
+                                 uint64_t t0, struct outcome *o);
 
 /* ---- self.c, walk.c: this object and the others ----------------------- */
 
