@@ -153,6 +153,28 @@ set_mode (struct argp_state *state, enum mode mode)
   a->mode = mode;
 }
 
+/* Reads the decimal digits at the start of ARG into *V and points *END
+   past them: 0 when there is at least one and they make a number of at
+   most MAX, else -1 (no digit, or too large: *V is then meaningless).  */
+static int
+scan_number (const char *arg, uint64_t max, uint64_t *v, const char **end)
+{
+  uint64_t n = 0;
+  int over = 0;
+  const char *p = arg;
+  for (; *p >= '0' && *p <= '9'; p++)
+    {
+      uint64_t d = (uint64_t) (*p - '0');
+      if (d > max || n > (max - d) / 10)
+        over = 1;
+      else
+        n = n * 10 + d;
+    }
+  *v = n;
+  *end = p;
+  return p == arg || over ? -1 : 0;
+}
+
 /* A decimal number ARG of at most MAX, or argp_error naming OPTION and,
    when not null, the number's UNIT.  With END, the number may be
    followed by more (*END points there).  */
@@ -160,11 +182,10 @@ static uint64_t
 parse_count (struct argp_state *state, const char *option, const char *arg,
              uint64_t max, const char *unit, const char **end)
 {
-  uint64_t v = 0;
-  const char *p = arg;
-  for (; *p >= '0' && *p <= '9' && v <= max; p++)
-    v = v * 10 + (uint64_t) (*p - '0');
-  int bad = p == arg || v > max || (end == NULL && *p != '\0');
+  uint64_t v;
+  const char *p;
+  int bad = scan_number (arg, max, &v, &p) != 0
+            || (end == NULL && *p != '\0');
   if (bad && unit != NULL)
     argp_error (state, "error: %s: '%s' is not a number of %s (0 to %"
                 PRIu64 ")", option, arg, unit, max);
@@ -184,7 +205,10 @@ parse_share (struct argp_state *state, const char *arg)
   const char *p = arg;
   uint64_t whole = 0, frac = 0, scale = FILL_SHARE_ONE;
   if (*p >= '0' && *p <= '9')
-    whole = parse_count (state, "--min-share", arg, 1, NULL, &p);
+    {
+      if (scan_number (arg, 1, &whole, &p) != 0)
+        p = NULL;
+    }
   else if (*p != '.')
     p = NULL;
   if (p != NULL && *p == '.')
@@ -205,8 +229,8 @@ static uint64_t
 parse_budget (struct argp_state *state, const char *arg)
 {
   const char *p;
-  uint64_t v = parse_count (state, "--budget", arg, UINT64_MAX / 10, NULL,
-                            &p);
+  uint64_t v;
+  int bad = scan_number (arg, UINT64_MAX, &v, &p) != 0;
   unsigned shift = 0;
   if (*p == 'K')
     shift = 10;
@@ -214,7 +238,7 @@ parse_budget (struct argp_state *state, const char *arg)
     shift = 20;
   else if (*p == 'G')
     shift = 30;
-  if ((shift != 0 && p[1] != '\0') || (shift == 0 && *p != '\0')
+  if (bad || (shift != 0 && p[1] != '\0') || (shift == 0 && *p != '\0')
       || v > (UINT64_MAX >> shift))
     argp_error (state, "error: --budget: '%s' is not a size (bytes, or a "
                 "number with K, M or G)", arg);
