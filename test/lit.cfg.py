@@ -50,6 +50,11 @@ with open("/proc/cpuinfo") as cpuinfo:
 subst.append(("%machine", "VM" if in_vm else "METAL"))
 # The source tree, for tests of its scripts (setup).
 subst.append(("%srcdir", config.srcdir))
+# The source and build trees as plain absolute paths (no "..", links
+# resolved), for tests that no output names either: %srcdir of an
+# out-of-tree build is a path such as BUILD/.., which no file contains.
+subst.append(("%real_srcdir", os.path.realpath(config.srcdir)))
+subst.append(("%real_builddir", os.path.realpath(b)))
 subst.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 # A private GCC prefix (specs, plugin/pbitmap.so) and the -specs / clang
 # config files, all wired to this build's plugin and runtime.
