@@ -234,8 +234,9 @@ struct plan_order
 };
 /* Feeds the set pages of BITS (CAPACITY pages) that lie in LOADS to
    CHUNKER, gaps readable only inside one load, in ascending order or,
-   when ORDER is not null and has entries, block by block in that order;
-   and flushes it.  Returns the number of set pages fed.  */
+   when ORDER is not null and has entries, the same reads block by block
+   in that order (include/pbitmap-plan.h); and flushes it.  Returns the
+   number of set pages fed.  */
 uint64_t plan_bitmap (const struct page_range *loads, size_t n_loads,
                       const unsigned char *bits, uint64_t capacity,
                       const struct plan_order *order,

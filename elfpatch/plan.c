@@ -6,8 +6,8 @@
  * take the set pages the same way and feed them to the one chunker of
  * include/pbitmap-plan.h.  Only set pages inside the file range of a
  * PT_LOAD are read (nothing else is ever mapped, so nothing else can be
- * needed), in ascending order or block by block in the region's read
- * order, and a gap is read through only inside the
+ * needed), in ascending order or, with the same reads, block by block
+ * in the region's read order, and a gap is read through only inside the
  * file range of one PT_LOAD (the runtime reads memory, and only mapped
  * memory can be read).  What the planner's receiver sees is summed up the
  * same way everywhere: pages read (gaps included) and reads; the chunker
@@ -86,20 +86,20 @@ plan_range (struct plan_scan *s, uint64_t first, uint64_t last)
     }
 }
 
-/* The read order's receiver: block [FIRST, LAST], every chunk ending
-   with it; a run goes on from the block before when the page before
-   FIRST is set in the same load.  */
+/* The order's feed: the set pages of [FIRST, LAST] in each load.  */
 static void
-plan_block (void *ctx, uint64_t first, uint64_t last)
+plan_feed (void *ctx, uint64_t first, uint64_t last)
 {
-  struct plan_scan *s = ctx;
-  uint64_t continues = UINT64_MAX;
-  for (size_t i = 0; i < s->n_loads && first > 0; i++)
-    if (s->loads[i].first < first && first <= s->loads[i].last
-        && pbitmap_test (s->bits, first) && pbitmap_test (s->bits, first - 1))
-      continues = first;
-  pbitmap_chunker_block (s->chunker, continues);
-  plan_range (s, first, last);
+  plan_range (ctx, first, last);
+}
+
+/* The order's file page of a chunk's first page: the same, elfpatch
+   plans in file pages.  */
+static uint64_t
+plan_file_page (void *ctx, uint64_t page)
+{
+  (void) ctx;
+  return page;
 }
 
 uint64_t
@@ -109,18 +109,24 @@ plan_bitmap (const struct page_range *loads, size_t n_loads,
 {
   struct plan_scan s = { chunker, 0, 0, loads, n_loads, bits,
                          pbitmap_bits_size (capacity), capacity };
-  if (order != NULL && order->len > 0)
-    {
-      /* On the stack, as the runtime has it: no allocation that could
-         fail and leave this plan in another order than the runtime's.  */
-      unsigned char seen[PBITMAP_ORDER_BLOCKS_MAX / 8];
-      pbitmap_order_visit (order->table, order->len, order->msb, capacity,
-                           seen, plan_block, &s);
-    }
-  else if (capacity > 0)
-    plan_range (&s, 0, capacity - 1);
+  if (capacity == 0)
+    return 0;
+  /* On the stack, as the runtime has it: no allocation that could fail
+     and leave this plan in another order than the runtime's.  */
+  unsigned char starts[PBITMAP_ORDER_FOLLOW_BLOCKS];
+  struct pbitmap_order_plan o;
+  int ordered = order != NULL && order->len > 0
+                && pbitmap_order_blocks (capacity)
+                   <= PBITMAP_ORDER_FOLLOW_BLOCKS;
+  if (ordered)
+    pbitmap_order_begin (&o, chunker, capacity, starts, plan_file_page, &s);
+  plan_range (&s, 0, capacity - 1);
   pbitmap_chunker_flush (chunker);
-  return s.planned;
+  uint64_t planned = s.planned;
+  if (ordered)
+    pbitmap_order_issue_blocks (&o, chunker, order->table, order->len,
+                                order->msb, capacity, plan_feed);
+  return planned;
 }
 
 void

@@ -30,7 +30,8 @@
  * chunker of include/pbitmap-plan.h: reads of at most 512 KiB that start
  * and end at set pages and read through gaps of up to max_gap pages
  * (reading the gap costs less than one more I/O), here only inside the
- * file range of one PT_LOAD.  max_gap is the one the fill pinned, or, when
+ * file range of one PT_LOAD, issued in the region's read order when it
+ * has one.  max_gap is the one the fill pinned, or, when
  * the fill left it to the reader (PBITMAP_F_GAP_AUTO), the gap of the
  * device the file is on, told as the runtime tells it
  * (include/pbitmap-plan.h, device.c).  With -v one line per file goes

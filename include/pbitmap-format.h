@@ -139,7 +139,8 @@
 
 /* The read order (version 2) ranks blocks of this many pages, 512 KiB,
    the longest read (PBITMAP_CHUNK_PAGES, include/pbitmap-plan.h): a
-   reader that follows it reads no chunk across a block's end.  Block
+   reader that follows it issues each read with the block it starts in,
+   so a read begun in a block ends at the latest in the next.  Block
    numbers are 16 bits, so a file of more pages than PBITMAP_ORDER_PAGES
    (32 GiB) has no table (order_size 0).  */
 #define PBITMAP_BLOCK_PAGES 128u

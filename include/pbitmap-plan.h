@@ -176,20 +176,9 @@ pbitmap_chunker_settle (struct pbitmap_chunker *c, uint64_t first,
     }
 }
 
-/* Starts a block of the read order (below): no chunk spans the end of
-   the block before.  CONTINUES is the page the block's first marked
-   page is at when the run it begins started in the block before it in
-   the file, else UINT64_MAX: the run is counted once, whichever of the
-   two is read first.  */
-static inline void
-pbitmap_chunker_block (struct pbitmap_chunker *c, uint64_t continues)
-{
-  pbitmap_chunker_flush (c);
-  c->marked_end = continues;
-}
-
 /* Adds the NPAGES marked pages starting at page FIRST, which lies at or
-   after every page added before (since the last pbitmap_chunker_block).
+   after every page added since C last had no open chunk (the read
+   order, below, plans again from an earlier page after a flush).
    GAP_READABLE as above.  */
 static inline void
 pbitmap_chunker_add (struct pbitmap_chunker *c, uint64_t first,
@@ -296,43 +285,142 @@ pbitmap_scan (const unsigned char *bits, uint64_t nbytes, uint64_t first,
  * A region of version 2 may rank blocks of PBITMAP_BLOCK_PAGES pages
  * (include/pbitmap-format.h): the blocks to read first, in the order a
  * recorded start first touched them (doc/format.md, Read order).  A
- * reader that follows the order plans block by block: the set pages of
- * each block in ascending order, as above, every chunk ending at the
- * block's end (pbitmap_chunker_block), the ranked blocks first and then
- * the others in ascending order.  A table entry past the capacity, or a
- * block named before, is passed over, so a hostile table makes no read
- * that the bitmap does not ask for and none twice.  */
+ * reader that follows the order makes the reads of the ascending plan,
+ * the same chunks, and changes only when each is issued: a chunk belongs
+ * to the block its first page lies in, and the blocks' chunks go block
+ * by block, the ranked blocks first in the table's order, then the
+ * others in ascending order; a block's own chunks in ascending order.
+ * So an order never costs a read: a chunk that crosses a block's end is
+ * still one read, issued with the block it starts in.  A table entry
+ * past the capacity, or a block named before, is passed over, so a
+ * hostile table makes no read that the bitmap does not ask for and none
+ * twice.
+ *
+ * Without room for the chunks themselves, the reader plans twice.  First
+ * the whole bitmap in ascending order, issuing nothing: each chunk notes
+ * where the first chunk of its block starts (a byte per block, the page
+ * within it).  Then, for each block in the order, it plans again from
+ * that page, which begins a chunk of the ascending plan and so begins the
+ * same chunks again, as far as a chunk begun in the block can reach (the
+ * end of the block after it), and issues those that begin in the block.
+ * A gap left open (pbitmap_chunker_defer_gap) is settled in the first
+ * plan, where the ascending plan would settle it, so before any read is
+ * issued.
+ *
+ * The byte per block is on the reader's stack; a reader follows the
+ * order only where there are at most PBITMAP_ORDER_FOLLOW_BLOCKS blocks
+ * (a file of at most 4 GiB), and reads a larger one in ascending order,
+ * so that a thread with a small stack can load any file.  The runtime
+ * also reads in ascending order an object whose PT_LOADs, in address
+ * order, do not start in ascending file order (runtime/plan.c): planning
+ * again from a page is the same as the ascending plan only where the
+ * pages it plans ascend in the file as in memory.  */
 
-/* Receives the pages [FIRST, LAST] of one block.  */
-typedef void pbitmap_block_fn (void *ctx, uint64_t first, uint64_t last);
+#define PBITMAP_ORDER_FOLLOW_BLOCKS 8192u
 
-/* Calls BLOCK for each block of a bitmap of CAPACITY pages, in the order
-   the first LEN entries of the order table TABLE (big-endian when MSB)
-   give, then the others ascending.  SEEN is the caller's, at least
-   (pbitmap_order_blocks (CAPACITY) + 7) / 8 bytes; it is zeroed here.  */
-static inline void
-pbitmap_order_visit (const unsigned char *table, uint64_t len, int msb,
-                     uint64_t capacity, unsigned char *seen,
-                     pbitmap_block_fn *block, void *ctx)
+/* A block without a chunk to issue (none begins there, or they were).  */
+#define PBITMAP_ORDER_NO_CHUNK 0xffu
+
+/* Feeds the chunker the set pages of the file pages [FIRST, LAST] the
+   way the reader plans them (its PT_LOADs, its page numbers).  */
+typedef void pbitmap_feed_fn (void *ctx, uint64_t first, uint64_t last);
+
+/* The file page of the reader's page PAGE, the first page of a chunk.  */
+typedef uint64_t pbitmap_file_page_fn (void *ctx, uint64_t page);
+
+/* The state of the read order's two plans, which their chunk receivers
+   share.  */
+struct pbitmap_order_plan
 {
-  uint64_t n = pbitmap_order_blocks (capacity);
-  for (uint64_t i = 0; i < (n + 7) / 8; i++)
+  unsigned char *starts;        /* per block: its first chunk's page */
+  uint64_t blocks;
+  uint64_t block;               /* the block whose chunks are issued */
+  pbitmap_file_page_fn *file_page;
+  void *ctx;
+  pbitmap_chunk_fn *emit;       /* the reader's receiver */
+  void *emit_ctx;
+};
+
+/* The chunk receiver of the first, ascending plan: notes where the
+   chunk's block has its first chunk.  */
+static inline void
+pbitmap_order_note (void *ctx, uint64_t first, uint64_t npages)
+{
+  struct pbitmap_order_plan *o = ctx;
+  (void) npages;
+  uint64_t page = o->file_page (o->ctx, first);
+  uint64_t b = page / PBITMAP_BLOCK_PAGES;
+  if (b < o->blocks && o->starts[b] == PBITMAP_ORDER_NO_CHUNK)
+    o->starts[b] = (unsigned char) (page % PBITMAP_BLOCK_PAGES);
+}
+
+/* The chunk receiver of a block's plan: issues the chunks that begin in
+   the block.  */
+static inline void
+pbitmap_order_issue (void *ctx, uint64_t first, uint64_t npages)
+{
+  struct pbitmap_order_plan *o = ctx;
+  if (o->file_page (o->ctx, first) / PBITMAP_BLOCK_PAGES == o->block)
+    o->emit (o->emit_ctx, first, npages);
+}
+
+/* The first plan of the order: makes C note, instead of emitting, where
+   each block of a bitmap of CAPACITY pages (at most
+   PBITMAP_ORDER_FOLLOW_BLOCKS blocks) has its first chunk, in STARTS
+   (the caller's, pbitmap_order_blocks (CAPACITY) bytes), with FILE_PAGE
+   (CTX).  The reader then feeds C its ascending plan and flushes it.  */
+static inline void
+pbitmap_order_begin (struct pbitmap_order_plan *o, struct pbitmap_chunker *c,
+                     uint64_t capacity, unsigned char *starts,
+                     pbitmap_file_page_fn *file_page, void *ctx)
+{
+  o->starts = starts;
+  o->blocks = pbitmap_order_blocks (capacity);
+  o->block = 0;
+  o->file_page = file_page;
+  o->ctx = ctx;
+  o->emit = c->emit;
+  o->emit_ctx = c->ctx;
+  for (uint64_t b = 0; b < o->blocks; b++)
     {
-      seen[i] = 0;
+      starts[b] = PBITMAP_ORDER_NO_CHUNK;
       /* Keeps the compiler from making this a call of memset, which the
          freestanding runtime does not have.  */
       __asm__ ("" : : : "memory");
     }
-  for (uint64_t i = 0; i < len + n; i++)
+  c->emit = pbitmap_order_note;
+  c->ctx = o;
+}
+
+/* The second: issues the chunks block by block, in the order the first
+   LEN entries of the order table TABLE (big-endian when MSB) give, then
+   the other blocks ascending, each block's planned again with FEED (O's
+   CTX); gives C back its receiver, with the runs the first plan
+   counted.  */
+static inline void
+pbitmap_order_issue_blocks (struct pbitmap_order_plan *o,
+                            struct pbitmap_chunker *c,
+                            const unsigned char *table, uint64_t len,
+                            int msb, uint64_t capacity, pbitmap_feed_fn *feed)
+{
+  uint64_t runs = c->runs;
+  c->emit = pbitmap_order_issue;
+  for (uint64_t i = 0; i < len + o->blocks; i++)
     {
       uint64_t b = i < len ? pbitmap_order_get (table, i, msb) : i - len;
-      if (b >= n || (seen[b / 8] >> (b % 8) & 1))
+      if (b >= o->blocks || o->starts[b] == PBITMAP_ORDER_NO_CHUNK)
         continue;
-      seen[b / 8] |= (unsigned char) (1u << (b % 8));
-      uint64_t first = b * PBITMAP_BLOCK_PAGES;
-      uint64_t last = first + PBITMAP_BLOCK_PAGES - 1;
-      block (ctx, first, last < capacity ? last : capacity - 1);
+      uint64_t first = b * PBITMAP_BLOCK_PAGES + o->starts[b];
+      uint64_t last = (b + 2) * PBITMAP_BLOCK_PAGES - 1;
+      o->starts[b] = PBITMAP_ORDER_NO_CHUNK;
+      o->block = b;
+      c->marked_end = UINT64_MAX;
+      feed (o->ctx, first, last < capacity ? last : capacity - 1);
+      pbitmap_chunker_flush (c);
     }
+  c->emit = o->emit;
+  c->ctx = o->emit_ctx;
+  c->runs = runs;
 }
 
 

@@ -1,14 +1,15 @@
 /* plan.c: the reads an object's bitmap turns into (step 4 of
  * runtime/prefetch.c).
  *
- * The PT_LOADs are visited in ascending address order, block by block
- * of the region's read order when it has one; the set bits of
+ * The PT_LOADs are visited in ascending address order; the set bits of
  * the file pages each maps come from the scanner of
  * include/pbitmap-plan.h as runs, a file page already mapped by an
  * earlier PT_LOAD is left out, and the runs go, as addresses, to the
  * chunker there.  A gap is read through only where the memory between is
  * all mapped from the file.  The same plan is first only counted and
- * sampled, then issued, a chunk at a time (plan_chunk).
+ * sampled, in ascending order, then issued, a chunk at a time
+ * (plan_chunk), in the region's read order when it has one (the same
+ * chunks, block by block: include/pbitmap-plan.h).
  */
 
 #include "rt.h"
@@ -178,33 +179,6 @@ plan_run (void *ctx, uint64_t lo, uint64_t hi)
   plan_pages (p, p->scan, lo, hi);
 }
 
-/* What a block of the read order is planned with.  */
-struct block_plan
-{
-  struct plan *p;
-  const unsigned char *bits;
-  uint64_t nbytes;
-  size_t nsegs;
-};
-
-/* Where a run that goes on from the page before file page FIRST into it
-   starts again in memory: FIRST's page in the first segment that maps
-   it, when that segment maps the page before too and both are set, else
-   UINT64_MAX (pbitmap_chunker_block).  */
-static uint64_t
-block_continues (const struct block_plan *b, uint64_t first)
-{
-  const struct segment *segs = b->p->segs;
-  if (first == 0 || !pbitmap_test (b->bits, first)
-      || !pbitmap_test (b->bits, first - 1))
-    return UINT64_MAX;
-  for (size_t k = 0; k < b->nsegs; k++)
-    if (segs[k].first <= first && first <= segs[k].last)
-      return segs[k].first < first
-             ? (segs[k].delta + first * RT_PAGE) / RT_PAGE : UINT64_MAX;
-  return UINT64_MAX;
-}
-
 /* Feeds the set pages of file pages [FIRST, LAST] (LAST below the
    capacity) to the plan, segment by segment in address order.  */
 static void
@@ -223,42 +197,92 @@ plan_set_pages (struct plan *p, const unsigned char *bits, uint64_t nbytes,
     }
 }
 
-/* The order's receiver: the set pages of each segment in the block
-   [FIRST, LAST], in address order, every chunk ending with the block.  */
-static void
-plan_block (void *ctx, uint64_t first, uint64_t last)
+/* The order's feed (include/pbitmap-plan.h): the set pages of file
+   pages [FIRST, LAST] of the region being planned.  */
+struct order_feed
 {
-  struct block_plan *b = ctx;
-  pbitmap_chunker_block (&b->p->chunker, block_continues (b, first));
-  plan_set_pages (b->p, b->bits, b->nbytes, b->nsegs, first, last);
+  struct plan *p;
+  const unsigned char *bits;
+  uint64_t nbytes;
+  size_t nsegs;
+};
+
+static void
+order_feed (void *ctx, uint64_t first, uint64_t last)
+{
+  struct order_feed *f = ctx;
+  plan_set_pages (f->p, f->bits, f->nbytes, f->nsegs, first, last);
+}
+
+/* The file page of planned page PAGE: the segment that maps its address
+   says.  */
+static uint64_t
+order_file_page (void *ctx, uint64_t page)
+{
+  struct order_feed *f = ctx;
+  const struct segment *segs = f->p->segs;
+  uintptr_t addr = (uintptr_t) page * RT_PAGE;
+  for (size_t k = 0; k < f->nsegs; k++)
+    if (addr >= segs[k].delta + segs[k].first * RT_PAGE
+        && addr < segs[k].delta + (segs[k].last + 1) * RT_PAGE)
+      return (addr - segs[k].delta) / RT_PAGE;
+  return UINT64_MAX;
+}
+
+/* Whether planning again from a file page makes the chunks the ascending
+   plan makes from it (include/pbitmap-plan.h), and each planned page has
+   one file page: the segments, in address order, start in ascending
+   file order and do not overlap in memory.  Then the pages planned
+   ascend in the file as in memory.  */
+static int
+segments_file_ordered (const struct segment *segs, size_t nsegs)
+{
+  for (size_t k = 1; k < nsegs; k++)
+    if (segs[k].first < segs[k - 1].first
+        || segs[k].delta + segs[k].first * RT_PAGE
+           < segs[k - 1].delta + (segs[k - 1].last + 1) * RT_PAGE)
+      return 0;
+  return 1;
 }
 
 /* Builds the whole plan: in full mode every page of every segment, else
-   the set bits that fall in a segment, in the region's read order when
-   it has one (include/pbitmap-plan.h).  */
+   the set bits that fall in a segment, in ascending order or, when
+   ORDERED and the region has a read order the plan can follow, the same
+   chunks issued in that order (include/pbitmap-plan.h).  */
 void
 rt_plan_build (struct plan *p, const struct pbitmap_header *h, size_t nsegs,
-            int full)
+               int full, int ordered)
 {
   const unsigned char *bits = (const unsigned char *) h + PBITMAP_HEADER_SIZE;
   uint64_t nbytes = pbitmap_bits_size (h->capacity);
   const struct segment *segs = p->segs;
-  uint64_t order_len = full ? 0 : pbitmap_order_len (h);
-  if (order_len > 0)
-    {
-      /* A bit per block, a byte per 4 MiB of file: 8 KiB at most
-         (pbitmap_order_blocks), a few bytes for most programs, so that
-         a thread with a small stack can load one.  */
-      unsigned char seen[(pbitmap_order_blocks (h->capacity) + 7) / 8];
-      struct block_plan b = { p, bits, nbytes, nsegs };
-      pbitmap_order_visit ((const unsigned char *) h
-                           + pbitmap_order_offset (h->capacity), order_len,
-                           __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__,
-                           h->capacity, seen, plan_block, &b);
-    }
-  else if (full)
+  uint64_t blocks = pbitmap_order_blocks (h->capacity);
+  uint64_t order_len = full || !ordered ? 0 : pbitmap_order_len (h);
+  if (blocks > PBITMAP_ORDER_FOLLOW_BLOCKS
+      || !segments_file_ordered (segs, nsegs))
+    order_len = 0;
+  if (full)
     for (size_t k = 0; k < nsegs; k++)
       plan_pages (p, k, segs[k].first, segs[k].last);
+  else if (order_len > 0)
+    {
+      /* A byte per block, a byte per 512 KiB of file: 8 KiB at most,
+         a few hundred bytes for most programs, so that a thread with a
+         small stack can load one.  */
+      unsigned char starts[blocks];
+      struct order_feed f = { p, bits, nbytes, nsegs };
+      struct pbitmap_order_plan o;
+      pbitmap_order_begin (&o, &p->chunker, h->capacity, starts,
+                           order_file_page, &f);
+      plan_set_pages (p, bits, nbytes, nsegs, 0, h->capacity - 1);
+      pbitmap_chunker_flush (&p->chunker);
+      pbitmap_order_issue_blocks (&o, &p->chunker,
+                                  (const unsigned char *) h
+                                  + pbitmap_order_offset (h->capacity),
+                                  order_len,
+                                  __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__,
+                                  h->capacity, order_feed);
+    }
   else if (h->capacity > 0)
     plan_set_pages (p, bits, nbytes, nsegs, 0, h->capacity - 1);
   pbitmap_chunker_flush (&p->chunker);
@@ -309,7 +333,7 @@ rt_plan_prefetch (const struct rt_object *im, const struct pbitmap_header *h,
   if (!(opts & OPT_NOCHECK))
     {
       rt_plan_init (&p, segs, h->max_gap, 0);
-      rt_plan_build (&p, h, (size_t) nsegs, full);
+      rt_plan_build (&p, h, (size_t) nsegs, full, 0);
       *n = p.n;
       if (rt_plan_resident (&p, (size_t) nsegs, im, pr, path, probes))
         return ST_CACHED;
@@ -326,7 +350,7 @@ rt_plan_prefetch (const struct rt_object *im, const struct pbitmap_header *h,
       pbitmap_device_gap_range (&lo, &hi);
       pbitmap_chunker_defer_gap (&p.chunker, lo, hi, device_gap, &dg);
     }
-  rt_plan_build (&p, h, (size_t) nsegs, full);
+  rt_plan_build (&p, h, (size_t) nsegs, full, 1);
   if (p.chunker.resolve != NULL)
     gap->device = GAP_OPEN;
   *n = p.n;

@@ -290,9 +290,10 @@ RT_HIDDEN void rt_plan_init (struct plan *p, const struct segment *segs,
                              uint64_t max_gap, int advice);
 
 /* Builds the whole plan of the region H over NSEGS segments: in full
-   mode every page of every segment, else the set bits in a segment.  */
+   mode every page of every segment, else the set bits in a segment, the
+   chunks issued in the region's read order when ORDERED.  */
 RT_HIDDEN void rt_plan_build (struct plan *p, const struct pbitmap_header *h,
-                              size_t nsegs, int full);
+                              size_t nsegs, int full, int ordered);
 
 /* Whether PROBES of the sampled pages of the plan P of IM, evenly
    spread, are in the page cache (step 5).  PATH names IM's file, or is
