@@ -258,33 +258,35 @@ rt_plan_build (struct plan *p, const struct pbitmap_header *h, size_t nsegs,
   const struct segment *segs = p->segs;
   uint64_t blocks = pbitmap_order_blocks (h->capacity);
   uint64_t order_len = full || !ordered ? 0 : pbitmap_order_len (h);
-  if (blocks > PBITMAP_ORDER_FOLLOW_BLOCKS
-      || !segments_file_ordered (segs, nsegs))
+  if (order_len > 0 && (blocks > PBITMAP_ORDER_FOLLOW_BLOCKS
+                        || !segments_file_ordered (segs, nsegs)))
     order_len = 0;
   if (full)
     for (size_t k = 0; k < nsegs; k++)
       plan_pages (p, k, segs[k].first, segs[k].last);
-  else if (order_len > 0)
+  else if (h->capacity > 0)
     {
       /* A byte per block, a byte per 512 KiB of file: 8 KiB at most,
          a few hundred bytes for most programs, so that a thread with a
          small stack can load one.  */
-      unsigned char starts[blocks];
+      unsigned char starts[order_len > 0 ? blocks : 1];
       struct order_feed f = { p, bits, nbytes, nsegs };
       struct pbitmap_order_plan o;
-      pbitmap_order_begin (&o, &p->chunker, h->capacity, starts,
-                           order_file_page, &f);
+      if (order_len > 0)
+        pbitmap_order_begin (&o, &p->chunker, h->capacity, starts,
+                             order_file_page, &f);
       plan_set_pages (p, bits, nbytes, nsegs, 0, h->capacity - 1);
-      pbitmap_chunker_flush (&p->chunker);
-      pbitmap_order_issue_blocks (&o, &p->chunker,
-                                  (const unsigned char *) h
-                                  + pbitmap_order_offset (h->capacity),
-                                  order_len,
-                                  __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__,
-                                  h->capacity, order_feed);
+      if (order_len > 0)
+        {
+          pbitmap_chunker_flush (&p->chunker);
+          pbitmap_order_issue_blocks (&o, &p->chunker,
+                                      (const unsigned char *) h
+                                      + pbitmap_order_offset (h->capacity),
+                                      order_len,
+                                      __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__,
+                                      h->capacity, order_feed);
+        }
     }
-  else if (h->capacity > 0)
-    plan_set_pages (p, bits, nbytes, nsegs, 0, h->capacity - 1);
   pbitmap_chunker_flush (&p->chunker);
   p->n.runs = p->chunker.runs;
 }
