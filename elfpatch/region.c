@@ -270,7 +270,10 @@ table_check (const char *kind, uint64_t offset, size_t n, unsigned entsize,
 }
 
 /* The header tables and the PT_LOADs of a file of FILE_SIZE bytes lie
-   inside it.  */
+   inside it, and its program headers have the class's entry size.
+   libelf reads them at that size whatever e_phentsize says, and a
+   re-sync writes one where e_phentsize puts it; the kernel and ld.so
+   load no file with another.  */
 static int
 layout_check (Elf *elf, const GElf_Ehdr *ehdr, uint64_t file_size,
               char *why, size_t whysize)
@@ -280,6 +283,13 @@ layout_check (Elf *elf, const GElf_Ehdr *ehdr, uint64_t file_size,
   if (table_check ("program", ehdr->e_phoff, phnum, ehdr->e_phentsize,
                    file_size, why, whysize) != 0)
     return -1;
+  size_t phent = gelf_fsize (elf, ELF_T_PHDR, 1, EV_CURRENT);
+  if (phnum > 0 && ehdr->e_phentsize != phent)
+    {
+      snprintf (why, whysize, "program header entry size %u (expected %zu "
+                "for the file's class)", ehdr->e_phentsize, phent);
+      return -1;
+    }
   for (size_t i = 0; i < phnum; i++)
     {
       GElf_Phdr ph;
