@@ -121,11 +121,11 @@ plan_bitmap (const struct page_range *loads, size_t n_loads,
   if (ordered)
     pbitmap_order_begin (&o, chunker, capacity, starts, plan_file_page, &s);
   plan_range (&s, 0, capacity - 1);
-  pbitmap_chunker_flush (chunker);
   uint64_t planned = s.planned;
   if (ordered)
     pbitmap_order_issue_blocks (&o, chunker, order->table, order->len,
                                 order->msb, capacity, plan_feed);
+  pbitmap_chunker_flush (chunker);
   return planned;
 }
 

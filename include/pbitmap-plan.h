@@ -368,7 +368,7 @@ pbitmap_order_issue (void *ctx, uint64_t first, uint64_t npages)
    each block of a bitmap of CAPACITY pages (at most
    PBITMAP_ORDER_FOLLOW_BLOCKS blocks) has its first chunk, in STARTS
    (the caller's, pbitmap_order_blocks (CAPACITY) bytes), with FILE_PAGE
-   (CTX).  The reader then feeds C its ascending plan and flushes it.  */
+   (CTX).  The reader then feeds C its ascending plan.  */
 static inline void
 pbitmap_order_begin (struct pbitmap_order_plan *o, struct pbitmap_chunker *c,
                      uint64_t capacity, unsigned char *starts,
@@ -392,17 +392,18 @@ pbitmap_order_begin (struct pbitmap_order_plan *o, struct pbitmap_chunker *c,
   c->ctx = o;
 }
 
-/* The second: issues the chunks block by block, in the order the first
-   LEN entries of the order table TABLE (big-endian when MSB) give, then
-   the other blocks ascending, each block's planned again with FEED (O's
-   CTX); gives C back its receiver, with the runs the first plan
-   counted.  */
+/* The second: ends the first plan, then issues the chunks block by
+   block, in the order the first LEN entries of the order table TABLE
+   (big-endian when MSB) give, then the other blocks ascending, each
+   block's planned again with FEED (O's CTX); gives C back its receiver,
+   with the runs the first plan counted.  */
 static inline void
 pbitmap_order_issue_blocks (struct pbitmap_order_plan *o,
                             struct pbitmap_chunker *c,
                             const unsigned char *table, uint64_t len,
                             int msb, uint64_t capacity, pbitmap_feed_fn *feed)
 {
+  pbitmap_chunker_flush (c);
   uint64_t runs = c->runs;
   c->emit = pbitmap_order_issue;
   for (uint64_t i = 0; i < len + o->blocks; i++)
@@ -414,7 +415,6 @@ pbitmap_order_issue_blocks (struct pbitmap_order_plan *o,
       uint64_t last = (b + 2) * PBITMAP_BLOCK_PAGES - 1;
       o->starts[b] = PBITMAP_ORDER_NO_CHUNK;
       o->block = b;
-      c->marked_end = UINT64_MAX;
       feed (o->ctx, first, last < capacity ? last : capacity - 1);
       pbitmap_chunker_flush (c);
     }

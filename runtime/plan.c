@@ -277,15 +277,12 @@ rt_plan_build (struct plan *p, const struct pbitmap_header *h, size_t nsegs,
                              order_file_page, &f);
       plan_set_pages (p, bits, nbytes, nsegs, 0, h->capacity - 1);
       if (order_len > 0)
-        {
-          pbitmap_chunker_flush (&p->chunker);
-          pbitmap_order_issue_blocks (&o, &p->chunker,
-                                      (const unsigned char *) h
-                                      + pbitmap_order_offset (h->capacity),
-                                      order_len,
-                                      __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__,
-                                      h->capacity, order_feed);
-        }
+        pbitmap_order_issue_blocks (&o, &p->chunker,
+                                    (const unsigned char *) h
+                                    + pbitmap_order_offset (h->capacity),
+                                    order_len,
+                                    __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__,
+                                    h->capacity, order_feed);
     }
   pbitmap_chunker_flush (&p->chunker);
   p->n.runs = p->chunker.runs;
