@@ -92,11 +92,23 @@ typedef uint64_t pbitmap_gap_fn (void *ctx);
    range is emitted (issued) without asking.  RESOLVE is called at the
    first gap in between, the reads already issued then being in flight
    while it looks, and never when no gap falls in between: the chunks
-   are exactly those of the gap it returns, which must lie in the range.  */
+   are exactly those of the gap it returns, which must lie in the range.
+
+   A reader in memory can see a file page twice: where two PT_LOADs map
+   it, at two addresses (with ld.bfd the writable segment's first file
+   page is most often the read-only one's last, mapped again at the next
+   page).  It adds the second mapping, marked or not, with
+   pbitmap_chunker_add_again, so that its chunks and runs are those of
+   the file: a run of marked pages goes on through such pages, and a
+   chunk spans them (AGAIN of them) to the marked pages after them
+   without counting them against its length or as part of a gap; until
+   those come, PENDING of them wait after its end.  */
 struct pbitmap_chunker
 {
   uint64_t start;               /* the open chunk: [start, end) */
   uint64_t end;
+  uint64_t again;               /* pages of it added again (above) */
+  uint64_t pending;             /* pages added again after its end */
   uint64_t max_gap;
   uint64_t gap_hi;
   pbitmap_gap_fn *resolve;      /* null once the gap is known */
@@ -113,7 +125,7 @@ static inline void
 pbitmap_chunker_init (struct pbitmap_chunker *c, uint64_t max_gap,
                       pbitmap_chunk_fn *emit, void *ctx)
 {
-  c->start = c->end = 0;
+  c->start = c->end = c->again = c->pending = 0;
   c->max_gap = c->gap_hi = max_gap;
   c->resolve = NULL;
   c->resolve_ctx = NULL;
@@ -143,6 +155,7 @@ pbitmap_chunker_flush (struct pbitmap_chunker *c)
   if (c->open)
     c->emit (c->ctx, c->start, c->end - c->start);
   c->open = 0;
+  c->pending = 0;
 }
 
 /* Whether marked pages starting at FIRST may join the open chunk.
@@ -152,10 +165,11 @@ static inline int
 pbitmap_chunker_joins (const struct pbitmap_chunker *c, uint64_t first,
                        int gap_readable)
 {
-  if (!c->open || first < c->end
-      || first - c->start >= PBITMAP_CHUNK_PAGES)
+  uint64_t end = c->end + c->pending;
+  if (!c->open || first < end
+      || first - c->start - c->again - c->pending >= PBITMAP_CHUNK_PAGES)
     return 0;
-  return first == c->end || (gap_readable && first - c->end <= c->max_gap);
+  return first == end || (gap_readable && first - end <= c->max_gap);
 }
 
 /* Asks for the gap if it is still open and whether the marked pages at
@@ -165,10 +179,11 @@ static inline void
 pbitmap_chunker_settle (struct pbitmap_chunker *c, uint64_t first,
                         int gap_readable)
 {
-  if (c->resolve == NULL || !c->open || first <= c->end || !gap_readable
-      || first - c->start >= PBITMAP_CHUNK_PAGES)
+  uint64_t end = c->end + c->pending;
+  if (c->resolve == NULL || !c->open || first <= end || !gap_readable
+      || first - c->start - c->again - c->pending >= PBITMAP_CHUNK_PAGES)
     return;
-  uint64_t gap = first - c->end;
+  uint64_t gap = first - end;
   if (gap > c->max_gap && gap <= c->gap_hi)
     {
       c->max_gap = c->resolve (c->resolve_ctx);
@@ -195,16 +210,34 @@ pbitmap_chunker_add (struct pbitmap_chunker *c, uint64_t first,
         {
           pbitmap_chunker_flush (c);
           c->start = c->end = first;
+          c->again = 0;
           c->open = 1;
         }
-      uint64_t room = c->start + PBITMAP_CHUNK_PAGES - first;
+      c->again += c->pending;
+      c->pending = 0;
+      uint64_t room = c->start + c->again + PBITMAP_CHUNK_PAGES - first;
       uint64_t take = npages < room ? npages : room;
       c->end = first + take;
       first += take;
       npages -= take;
-      if (c->end - c->start == PBITMAP_CHUNK_PAGES)
+      if (c->end - c->start - c->again == PBITMAP_CHUNK_PAGES)
         pbitmap_chunker_flush (c);
     }
+}
+
+/* Adds the NPAGES pages starting at page FIRST, each the second mapping
+   of a page added before (above), at or after every page added before;
+   the first MARKED of them are marked.  They wait after the open chunk,
+   to join it with the marked pages after them, and never begin or end
+   a chunk: in the file they lie before the open chunk's end.  */
+static inline void
+pbitmap_chunker_add_again (struct pbitmap_chunker *c, uint64_t first,
+                           uint64_t npages, uint64_t marked)
+{
+  if (first == c->marked_end)
+    c->marked_end = first + marked;
+  if (c->open && first >= c->end + c->pending)
+    c->pending += npages;
 }
 
 

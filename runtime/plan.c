@@ -3,13 +3,14 @@
  *
  * The PT_LOADs are visited in ascending address order; the set bits of
  * the file pages each maps come from the scanner of
- * include/pbitmap-plan.h as runs, a file page already mapped by an
- * earlier PT_LOAD is left out, and the runs go, as addresses, to the
- * chunker there.  A gap is read through only where the memory between is
- * all mapped from the file.  The same plan is first only counted and
- * sampled, in ascending order, then issued, a chunk at a time
- * (plan_chunk), in the region's read order when it has one (the same
- * chunks, block by block: include/pbitmap-plan.h).
+ * include/pbitmap-plan.h as runs, and the runs go, as addresses, to the
+ * chunker there.  A file page an earlier PT_LOAD maps too is planned
+ * there; at its second address it is added again, so that the chunks
+ * and runs are those of the file.  A gap is read through only where the
+ * memory between is all mapped from the file.  The same plan is first
+ * only counted and sampled, in ascending order, then issued, a chunk at
+ * a time (plan_chunk), in the region's read order when it has one (the
+ * same chunks, block by block: include/pbitmap-plan.h).
  */
 
 #include "rt.h"
@@ -24,6 +25,8 @@ rt_plan_init (struct plan *p, const struct segment *segs, uint64_t max_gap,
   pbitmap_chunker_init (&p->chunker, max_gap, plan_chunk, p);
   p->seg = 0;
   p->scan = 0;
+  p->bits = NULL;
+  p->nbytes = 0;
   p->segs = segs;
   p->advice = advice;
   p->n.pages = p->n.runs = p->n.reads = 0;
@@ -65,7 +68,8 @@ plan_willneed (void *ctx, uint64_t first, uint64_t npages)
               RT_MADV_WILLNEED);
 }
 
-/* One chunk of the plan: madvise it, or count and sample it.
+/* One chunk of the plan: madvise it, or count and sample it.  Its pages
+   added again were read as another address's and are not counted.
    MADV_POPULATE_READ takes a chunk in one call (it faults the pages in,
    whatever the read-ahead window); WILLNEED takes the calls of
    pbitmap_chunk_calls.  A kernel without MADV_POPULATE_READ (before
@@ -85,7 +89,7 @@ plan_chunk (void *ctx, uint64_t first, uint64_t npages)
       pbitmap_chunk_calls (first, npages, plan_willneed, p);
     }
   p->n.reads++;
-  p->n.pages += npages;
+  p->n.pages += npages - p->chunker.again;
 }
 
 /* Whether the memory between segments FROM and TO (sorted indices) is
@@ -109,35 +113,6 @@ plan_add (struct plan *p, uintptr_t addr, uint64_t npages, size_t seg)
   int gap_readable = segments_adjacent (p->segs, p->seg, seg);
   pbitmap_chunker_add (&p->chunker, addr / RT_PAGE, npages, gap_readable);
   p->seg = seg;
-}
-
-/* Adds file pages [LO, HI] of segment K, leaving out the pages an earlier
-   segment maps, so that every file page is planned once.  */
-static void
-plan_pages (struct plan *p, size_t k, uint64_t lo, uint64_t hi)
-{
-  const struct segment *segs = p->segs;
-  while (lo <= hi)
-    {
-      size_t j = 0;
-      while (j < k && !(segs[j].first <= lo && lo <= segs[j].last))
-        j++;
-      if (j < k)
-        {
-          if (segs[j].last >= hi)
-            return;
-          lo = segs[j].last + 1;
-          continue;
-        }
-      uint64_t end = hi;
-      for (j = 0; j < k; j++)
-        if (segs[j].first > lo && segs[j].first <= end)
-          end = segs[j].first - 1;
-      plan_add (p, segs[k].delta + lo * RT_PAGE, end - lo + 1, k);
-      if (end == hi)
-        return;
-      lo = end + 1;
-    }
 }
 
 /* The PT_LOADs that map file pages, sorted by address, into SEGS (room
@@ -176,24 +151,87 @@ static void
 plan_run (void *ctx, uint64_t lo, uint64_t hi)
 {
   struct plan *p = ctx;
-  plan_pages (p, p->scan, lo, hi);
+  plan_add (p, p->segs[p->scan].delta + lo * RT_PAGE, hi - lo + 1, p->scan);
+}
+
+/* Feeds the runs of set pages of file pages [LO, HI] of segment P->scan
+   to plan_run: with no bits (full mode), all of them.  */
+static void
+plan_scan (struct plan *p, uint64_t lo, uint64_t hi)
+{
+  if (p->bits == NULL)
+    plan_run (p, lo, hi);
+  else
+    pbitmap_scan (p->bits, p->nbytes, lo, hi, plan_run, p);
+}
+
+/* Adds again file pages [LO, HI] of segment K, which an earlier segment
+   maps and so planned, where K maps them past the memory of every
+   earlier segment; where it does not, the page there is the earlier
+   segment's own.  */
+static void
+plan_again (struct plan *p, size_t k, uint64_t lo, uint64_t hi)
+{
+  const struct segment *segs = p->segs;
+  uintptr_t addr = segs[k].delta + lo * RT_PAGE;
+  for (size_t j = 0; j < k; j++)
+    if (addr < segs[j].delta + (segs[j].last + 1) * RT_PAGE)
+      return;
+  uint64_t marked = 0;
+  while (lo + marked <= hi
+         && (p->bits == NULL
+             || (pbitmap_word (p->bits, p->nbytes, (lo + marked) / 64)
+                 >> ((lo + marked) % 64) & 1) != 0))
+    marked++;
+  pbitmap_chunker_add_again (&p->chunker, addr / RT_PAGE, hi - lo + 1,
+                             marked);
+}
+
+/* Adds the set pages of file pages [LO, HI] of segment K: those no
+   earlier segment maps, and again those one does (so that every file
+   page is planned once, and the pages between are as in the file).  */
+static void
+plan_segment (struct plan *p, size_t k, uint64_t lo, uint64_t hi)
+{
+  const struct segment *segs = p->segs;
+  p->scan = k;
+  while (lo <= hi)
+    {
+      size_t j = 0;
+      while (j < k && !(segs[j].first <= lo && lo <= segs[j].last))
+        j++;
+      uint64_t end = hi;
+      if (j < k)
+        {
+          end = segs[j].last < hi ? segs[j].last : hi;
+          plan_again (p, k, lo, end);
+        }
+      else
+        {
+          for (j = 0; j < k; j++)
+            if (segs[j].first > lo && segs[j].first <= end)
+              end = segs[j].first - 1;
+          plan_scan (p, lo, end);
+        }
+      if (end == hi)
+        return;
+      lo = end + 1;
+    }
 }
 
 /* Feeds the set pages of file pages [FIRST, LAST] (LAST below the
-   capacity) to the plan, segment by segment in address order.  */
+   capacity, or any in full mode) to the plan, segment by segment in
+   address order.  */
 static void
-plan_set_pages (struct plan *p, const unsigned char *bits, uint64_t nbytes,
-                size_t nsegs, uint64_t first, uint64_t last)
+plan_set_pages (struct plan *p, size_t nsegs, uint64_t first, uint64_t last)
 {
   const struct segment *segs = p->segs;
   for (size_t k = 0; k < nsegs; k++)
     {
       uint64_t lo = segs[k].first > first ? segs[k].first : first;
       uint64_t hi = segs[k].last < last ? segs[k].last : last;
-      if (lo > hi)
-        continue;
-      p->scan = k;
-      pbitmap_scan (bits, nbytes, lo, hi, plan_run, p);
+      if (lo <= hi)
+        plan_segment (p, k, lo, hi);
     }
 }
 
@@ -202,8 +240,6 @@ plan_set_pages (struct plan *p, const unsigned char *bits, uint64_t nbytes,
 struct order_feed
 {
   struct plan *p;
-  const unsigned char *bits;
-  uint64_t nbytes;
   size_t nsegs;
 };
 
@@ -211,7 +247,7 @@ static void
 order_feed (void *ctx, uint64_t first, uint64_t last)
 {
   struct order_feed *f = ctx;
-  plan_set_pages (f->p, f->bits, f->nbytes, f->nsegs, first, last);
+  plan_set_pages (f->p, f->nsegs, first, last);
 }
 
 /* The file page of planned page PAGE: the segment that maps its address
@@ -253,8 +289,6 @@ void
 rt_plan_build (struct plan *p, const struct pbitmap_header *h, size_t nsegs,
                int full, int ordered)
 {
-  const unsigned char *bits = (const unsigned char *) h + PBITMAP_HEADER_SIZE;
-  uint64_t nbytes = pbitmap_bits_size (h->capacity);
   const struct segment *segs = p->segs;
   uint64_t blocks = pbitmap_order_blocks (h->capacity);
   uint64_t order_len = full || !ordered ? 0 : pbitmap_order_len (h);
@@ -262,20 +296,24 @@ rt_plan_build (struct plan *p, const struct pbitmap_header *h, size_t nsegs,
                         || !segments_file_ordered (segs, nsegs)))
     order_len = 0;
   if (full)
-    for (size_t k = 0; k < nsegs; k++)
-      plan_pages (p, k, segs[k].first, segs[k].last);
+    {
+      p->bits = NULL;
+      plan_set_pages (p, nsegs, 0, UINT64_MAX);
+    }
   else if (h->capacity > 0)
     {
+      p->bits = (const unsigned char *) h + PBITMAP_HEADER_SIZE;
+      p->nbytes = pbitmap_bits_size (h->capacity);
       /* A byte per block, a byte per 512 KiB of file: 8 KiB at most,
          a few hundred bytes for most programs, so that a thread with a
          small stack can load one.  */
       unsigned char starts[order_len > 0 ? blocks : 1];
-      struct order_feed f = { p, bits, nbytes, nsegs };
+      struct order_feed f = { p, nsegs };
       struct pbitmap_order_plan o;
       if (order_len > 0)
         pbitmap_order_begin (&o, &p->chunker, h->capacity, starts,
                              order_file_page, &f);
-      plan_set_pages (p, bits, nbytes, nsegs, 0, h->capacity - 1);
+      plan_set_pages (p, nsegs, 0, h->capacity - 1);
       if (order_len > 0)
         pbitmap_order_issue_blocks (&o, &p->chunker,
                                     (const unsigned char *) h

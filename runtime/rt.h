@@ -264,12 +264,15 @@ struct gap
    resident, issued with ADVICE.  The chunker (pbitmap-plan.h) turns the
    runs of set pages, in page numbers of the address space, into reads,
    and counts the runs; SEG is the segment of the last page added, SCAN
-   the segment being scanned.  */
+   the segment being scanned, from BITS (NBYTES bytes; null in full
+   mode).  */
 struct plan
 {
   struct pbitmap_chunker chunker;
   size_t seg;
   size_t scan;
+  const unsigned char *bits;
+  uint64_t nbytes;
   const struct segment *segs;
   int advice;
   struct counts n;
