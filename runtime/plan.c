@@ -179,9 +179,7 @@ plan_again (struct plan *p, size_t k, uint64_t lo, uint64_t hi)
       return;
   uint64_t marked = 0;
   while (lo + marked <= hi
-         && (p->bits == NULL
-             || (pbitmap_word (p->bits, p->nbytes, (lo + marked) / 64)
-                 >> ((lo + marked) % 64) & 1) != 0))
+         && (p->bits == NULL || pbitmap_test (p->bits, lo + marked)))
     marked++;
   pbitmap_chunker_add_again (&p->chunker, addr / RT_PAGE, hi - lo + 1,
                              marked);
