@@ -158,6 +158,22 @@ pbitmap_chunker_flush (struct pbitmap_chunker *c)
   c->pending = 0;
 }
 
+/* The page at which pages added again after the open chunk end (its
+   end, as the file has it), and whether a page at FIRST, at or after
+   it, lies at least PBITMAP_CHUNK_PAGES file pages from the chunk's
+   start (pages added again do not count).  */
+static inline uint64_t
+pbitmap_chunker_end (const struct pbitmap_chunker *c)
+{
+  return c->end + c->pending;
+}
+
+static inline int
+pbitmap_chunker_past (const struct pbitmap_chunker *c, uint64_t first)
+{
+  return first - c->start - c->again - c->pending >= PBITMAP_CHUNK_PAGES;
+}
+
 /* Whether marked pages starting at FIRST may join the open chunk.
    GAP_READABLE says whether the pages between the chunk's end and FIRST
    may be read.  */
@@ -165,9 +181,8 @@ static inline int
 pbitmap_chunker_joins (const struct pbitmap_chunker *c, uint64_t first,
                        int gap_readable)
 {
-  uint64_t end = c->end + c->pending;
-  if (!c->open || first < end
-      || first - c->start - c->again - c->pending >= PBITMAP_CHUNK_PAGES)
+  uint64_t end = pbitmap_chunker_end (c);
+  if (!c->open || first < end || pbitmap_chunker_past (c, first))
     return 0;
   return first == end || (gap_readable && first - end <= c->max_gap);
 }
@@ -179,9 +194,9 @@ static inline void
 pbitmap_chunker_settle (struct pbitmap_chunker *c, uint64_t first,
                         int gap_readable)
 {
-  uint64_t end = c->end + c->pending;
+  uint64_t end = pbitmap_chunker_end (c);
   if (c->resolve == NULL || !c->open || first <= end || !gap_readable
-      || first - c->start - c->again - c->pending >= PBITMAP_CHUNK_PAGES)
+      || pbitmap_chunker_past (c, first))
     return;
   uint64_t gap = first - end;
   if (gap > c->max_gap && gap <= c->gap_hi)
@@ -236,7 +251,7 @@ pbitmap_chunker_add_again (struct pbitmap_chunker *c, uint64_t first,
 {
   if (first == c->marked_end)
     c->marked_end = first + marked;
-  if (c->open && first >= c->end + c->pending)
+  if (c->open && first >= pbitmap_chunker_end (c))
     c->pending += npages;
 }
 
