@@ -10,6 +10,7 @@ files_of () {
   case $1 in
     llvm-o2-shared) echo "llvm-o2-shared libllvm-o2.so" ;;
     llvm-o2-shared-ordered) echo "llvm-o2-shared-ordered libllvm-o2-ordered.so" ;;
+    llvm-o2-shared-relr) echo "llvm-o2-shared-relr libllvm-o2-relr.so" ;;
     *) echo "$1" ;;
   esac
 }
