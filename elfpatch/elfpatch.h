@@ -381,6 +381,21 @@ uint64_t read_order_write (struct read_order *o, struct image *img,
 void show_read_order (const struct pbitmap_header *h,
                       const unsigned char *table, int msb);
 
+/* A file's dynamic relocations (relocs.c): the bytes of its allocated
+   SHT_REL and SHT_RELA sections, how many relative relocations they
+   hold, the bytes of the word-aligned ones, and the bytes those sections
+   and a DT_RELR table would take with them packed (-z
+   pack-relative-relocs); PACKED when the file has a RELR table already.  */
+struct reloc_count
+{
+  uint64_t bytes, relative, packable_bytes, packed_bytes;
+  int packed;
+};
+
+/* Counts ELF's dynamic relocations into RC.  Returns 0, or -1 with errno
+   set when memory runs out.  */
+int relocs_count (Elf *elf, struct reloc_count *rc);
+
 /* A file a recorded program mapped, and the pages it used (record.c;
    import.c fills them from perf's events).  */
 struct mapped_file

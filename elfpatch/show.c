@@ -16,6 +16,7 @@
  *       runs:      7
  *       max gap:   0 pages
  *       identity:  build-id 0123...      (or: size N fnv1a64 H)
+ *       relocs:    7.8 MiB, 341234 of them relative, read before any runtime runs; -z pack-relative-relocs would make them 242.8 KiB
  *       sections:  set pages of each allocated section, in address order
  *         .interp          1 of 1
  *         .note.gnu.build-id    - (its pages count for larger sections)
@@ -60,6 +61,11 @@
  * away from the note (the region shown is the note), and a "debug:" line
  * for a separate debug file, whose region is a copy that counts the
  * program's pages, so its sections and segments are not listed.
+ *
+ * The "relocs:" line is there when packing the file's relative
+ * relocations (-z pack-relative-relocs) would take at least a read-around
+ * window (32 pages) off what the dynamic linker reads before any runtime
+ * runs (relocs.c): the bitmap cannot prefetch those pages.
  *
  * With --traces, the bitmap is checked against runs: for each trace, how
  * many of the pages it recorded for this build are set (the recall of the
@@ -142,6 +148,7 @@ struct summary
   struct plan_row plans[N_PLANS];
   struct trace_cover *covers;
   size_t n_covers;
+  struct reloc_count relocs;
 };
 
 static int
@@ -153,11 +160,10 @@ row_cmp (const void *a, const void *b)
   return x->index < y->index ? -1 : x->index > y->index;
 }
 
-/* PAGES pages of 4 KiB as KiB, or MiB or GiB with one decimal.  */
+/* KIB KiB as KiB, or MiB or GiB with one decimal.  */
 static void
-print_amount (uint64_t pages)
+print_kib (uint64_t kib)
 {
-  uint64_t kib = pages * (PBITMAP_PAGE_SIZE / 1024);
   const char *unit = "MiB";
   uint64_t base = 1024;
   if (kib < 1024)
@@ -172,6 +178,13 @@ print_amount (uint64_t pages)
     }
   uint64_t tenths = (kib * 10 + base / 2) / base;
   printf ("%" PRIu64 ".%" PRIu64 " %s", tenths / 10, tenths % 10, unit);
+}
+
+/* PAGES pages of 4 KiB, as print_kib says it.  */
+static void
+print_amount (uint64_t pages)
+{
+  print_kib (pages * (PBITMAP_PAGE_SIZE / 1024));
 }
 
 /* Set pages of S's bitmap in [FIRST, LAST] (pages past the capacity are
@@ -457,6 +470,11 @@ summarize (struct summary *s, const char *file, char **traces,
       && (count_sections (s) != 0 || draw_segments (s) != 0
           || plan_reads (s) != 0))
     return -1;
+  if (!s->img.debug_file && relocs_count (s->img.elf, &s->relocs) != 0)
+    {
+      error (0, errno, "error: %s", file);
+      return -1;
+    }
   s->covers = calloc (n_traces + 1, sizeof *s->covers);
   if (s->covers == NULL)
     {
@@ -630,6 +648,27 @@ show_read_order (const struct pbitmap_header *h, const unsigned char *table,
     }
 }
 
+/* Packing saves less than one read-around window (read_ahead_kb 128, 32
+   pages) below this: one fault's read, not worth a line.  */
+#define RELOCS_LINE_PAGES 32
+
+/* The relocs: line, when packing the relative relocations would take
+   RELOCS_LINE_PAGES or more off what the dynamic linker reads.  */
+static void
+print_relocs (const struct summary *s)
+{
+  const struct reloc_count *rc = &s->relocs;
+  if (rc->packed || rc->packed_bytes > rc->bytes
+      || rc->bytes - rc->packed_bytes < RELOCS_LINE_PAGES * PBITMAP_PAGE_SIZE)
+    return;
+  printf ("  relocs:    ");
+  print_kib ((rc->bytes + 1023) / 1024);
+  printf (", %" PRIu64 " of them relative, read before any runtime runs; "
+          "-z pack-relative-relocs would make them ", rc->relative);
+  print_kib ((rc->packed_bytes + 1023) / 1024);
+  printf ("\n");
+}
+
 static void
 print_plain (const struct summary *s)
 {
@@ -660,6 +699,7 @@ print_plain (const struct summary *s)
   char id[IDENTITY_TEXT_MAX];
   identity_format (&s->img.id, id, sizeof id);
   printf ("\n  identity:  %s\n", id);
+  print_relocs (s);
   if (s->img.debug_file)
     printf ("  sections:  not listed (the program's, not this file's, "
             "pages are counted)\n");
@@ -813,6 +853,11 @@ print_json (const struct summary *s, int last)
   json_key ("    ", "identity");
   json_string (id);
   printf (",\n");
+  json_key ("    ", "relocs");
+  printf ("{\"bytes\": %" PRIu64 ", \"relative\": %" PRIu64 ", \"packed\": %s, "
+          "\"packed_bytes\": %" PRIu64 "},\n", s->relocs.bytes,
+          s->relocs.relative, s->relocs.packed ? "true" : "false",
+          s->relocs.packed_bytes);
   json_sections (s);
   json_segments (s);
   json_reads (s);
