@@ -15,7 +15,9 @@
  * gelf (both classes, both byte orders); the packed size is what the
  * sections would hold without their word-aligned relative relocations,
  * plus the RELR words that encode those, the encoding ld.bfd, lld and
- * mold write.  A file with an SHT_RELR section is packed already.
+ * mold write.  The packed size is never more than the sections' own: each
+ * RELR word encodes at least one relocation and is no larger than the
+ * entry it replaces.  A file with an SHT_RELR section is packed already.
  */
 
 #include <errno.h>
