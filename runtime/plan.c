@@ -115,23 +115,72 @@ plan_add (struct plan *p, uintptr_t addr, uint64_t npages, size_t seg)
   p->seg = seg;
 }
 
+/* The memory a PT_LOAD maps: its pages [LO, HI), of which [FLO, FHI)
+   are mapped from the file (none without file bytes), at addresses
+   DELTA above their offsets.  */
+struct load_pages
+{
+  uintptr_t lo, hi, flo, fhi, delta;
+};
+
+/* Whether PT_LOAD PH's memory lies inside the address space; sets *LP.  */
+static int
+load_pages (const rt_phdr *ph, struct load_pages *lp)
+{
+  uint64_t size = ph->p_memsz > ph->p_filesz ? ph->p_memsz : ph->p_filesz;
+  if (size > UINTPTR_MAX - RT_PAGE
+      || ph->p_vaddr > UINTPTR_MAX - RT_PAGE - size)
+    return 0;
+  lp->lo = ph->p_vaddr / RT_PAGE * RT_PAGE;
+  lp->hi = (ph->p_vaddr + size + RT_PAGE - 1) / RT_PAGE * RT_PAGE;
+  lp->flo = lp->lo;
+  lp->fhi = ph->p_filesz == 0 ? lp->lo
+            : (ph->p_vaddr + ph->p_filesz + RT_PAGE - 1) / RT_PAGE * RT_PAGE;
+  lp->delta = ph->p_vaddr - ph->p_offset;
+  return 1;
+}
+
+/* Whether PT_LOADs A and B, where they share pages of memory, both map
+   the same file pages there, so that the later one's mapping changes
+   nothing (a linker may grow one into the next one's first page).  */
+static int
+loads_agree (const struct load_pages *a, const struct load_pages *b)
+{
+  uintptr_t lo = a->lo > b->lo ? a->lo : b->lo;
+  uintptr_t hi = a->hi < b->hi ? a->hi : b->hi;
+  return lo >= hi
+         || (a->delta == b->delta && a->flo <= lo && hi <= a->fhi
+             && b->flo <= lo && hi <= b->fhi);
+}
+
 /* The PT_LOADs that map file pages, sorted by address, into SEGS (room
    for RT_LOADS_MAX).  A segment whose address and offset disagree modulo
    the page size cannot have been mapped and is left out.  Returns their
-   number, or -1 when there are more than RT_LOADS_MAX.  */
+   number, or -1 when there are more than RT_LOADS_MAX PT_LOADs, or two
+   of them share a page of memory that they do not both map from the
+   same file page: the later one's mapping replaces the earlier one's
+   there (anonymous memory, or another file page), which no linker makes,
+   and the headers no longer say which pages come from the file.  */
 long
 rt_segments_collect (const struct rt_object *im, struct segment *segs)
 {
-  size_t n = 0;
+  struct load_pages loads[RT_LOADS_MAX];
+  size_t nloads = 0, n = 0;
   for (size_t i = 0; i < im->phnum; i++)
     {
       const rt_phdr *ph = rt_object_phdr (im, i);
-      if (ph->p_type != PT_LOAD || ph->p_filesz == 0
+      if (ph->p_type != PT_LOAD || (ph->p_memsz == 0 && ph->p_filesz == 0))
+        continue;
+      if (nloads == RT_LOADS_MAX || !load_pages (ph, &loads[nloads]))
+        return -1;
+      for (size_t j = 0; j < nloads; j++)
+        if (!loads_agree (&loads[j], &loads[nloads]))
+          return -1;
+      nloads++;
+      if (ph->p_filesz == 0
           || (ph->p_vaddr - ph->p_offset) % RT_PAGE != 0
           || ph->p_filesz > UINT64_MAX - ph->p_offset)
         continue;
-      if (n == RT_LOADS_MAX)
-        return -1;
       struct segment s;
       s.first = ph->p_offset / RT_PAGE;
       s.last = (ph->p_offset + ph->p_filesz - 1) / RT_PAGE;

@@ -285,7 +285,8 @@ struct plan
 };
 
 /* The PT_LOADs of IM that map file pages, sorted by address, into SEGS
-   (room for RT_LOADS_MAX): their number, or -1 when there are more.  */
+   (room for RT_LOADS_MAX): their number, or -1 when IM has more PT_LOADs
+   or two that share a page of memory.  */
 RT_HIDDEN long rt_segments_collect (const struct rt_object *im,
                                     struct segment *segs);
 
