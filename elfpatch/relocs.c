@@ -114,8 +114,7 @@ count_section (Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, uint32_t rtype,
             break;
           offset = rel.r_offset, info = rel.r_info;
         }
-      uint32_t t = gelf_getclass (elf) == ELFCLASS32
-        ? ELF32_R_TYPE (info) : ELF64_R_TYPE (info);
+      uint32_t t = word == 4 ? ELF32_R_TYPE (info) : ELF64_R_TYPE (info);
       if (rtype == 0 || t != rtype)
         continue;
       rc->relative++;

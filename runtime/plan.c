@@ -115,12 +115,12 @@ plan_add (struct plan *p, uintptr_t addr, uint64_t npages, size_t seg)
   p->seg = seg;
 }
 
-/* The memory a PT_LOAD maps: its pages [LO, HI), of which [FLO, FHI)
+/* The memory a PT_LOAD maps: its pages [LO, HI), of which [LO, FHI)
    are mapped from the file (none without file bytes), at addresses
    DELTA above their offsets.  */
 struct load_pages
 {
-  uintptr_t lo, hi, flo, fhi, delta;
+  uintptr_t lo, hi, fhi, delta;
 };
 
 /* Whether PT_LOAD PH's memory lies inside the address space; sets *LP.  */
@@ -133,7 +133,6 @@ load_pages (const rt_phdr *ph, struct load_pages *lp)
     return 0;
   lp->lo = ph->p_vaddr / RT_PAGE * RT_PAGE;
   lp->hi = (ph->p_vaddr + size + RT_PAGE - 1) / RT_PAGE * RT_PAGE;
-  lp->flo = lp->lo;
   lp->fhi = ph->p_filesz == 0 ? lp->lo
             : (ph->p_vaddr + ph->p_filesz + RT_PAGE - 1) / RT_PAGE * RT_PAGE;
   lp->delta = ph->p_vaddr - ph->p_offset;
@@ -149,8 +148,7 @@ loads_agree (const struct load_pages *a, const struct load_pages *b)
   uintptr_t lo = a->lo > b->lo ? a->lo : b->lo;
   uintptr_t hi = a->hi < b->hi ? a->hi : b->hi;
   return lo >= hi
-         || (a->delta == b->delta && a->flo <= lo && hi <= a->fhi
-             && b->flo <= lo && hi <= b->fhi);
+         || (a->delta == b->delta && hi <= a->fhi && hi <= b->fhi);
 }
 
 /* The PT_LOADs that map file pages, sorted by address, into SEGS (room
