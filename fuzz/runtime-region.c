@@ -28,7 +28,9 @@
  *  - its system calls that act on address ranges (madvise) are checked
  *    here against the rule the runtime promises, stated from the mapping
  *    itself and not from the headers the runtime found: every page
- *    advised is mapped from the file.  A page is what the last PT_LOAD of
+ *    advised is mapped from the file, and a WILLNEED call spans at most
+ *    PBITMAP_CHUNK_PAGES file pages (more memory where it spans a file
+ *    page's second mapping).  A page is what the last PT_LOAD of
  *    the file (in header order, as the kernel maps them) that spans it
  *    made it: file-backed below the end of that PT_LOAD's file bytes,
  *    zero-filled above.  The residency sample's calls (getrusage, openat,
@@ -75,6 +77,7 @@ static struct
   uintptr_t start[RT_PHNUM_MAX];
   uintptr_t file_end[RT_PHNUM_MAX];
   uintptr_t end[RT_PHNUM_MAX];
+  uintptr_t delta[RT_PHNUM_MAX];        /* address less file offset */
   size_t nload;
   int cold;                     /* what getrusage says */
   int resident;                 /* what preadv2 with RWF_NOWAIT says */
@@ -108,6 +111,41 @@ page_from_file (uintptr_t addr)
   return 0;
 }
 
+/* The file page the file-backed page at ADDR maps: the last PT_LOAD
+   that spans it says.  */
+static uintptr_t
+file_page_of (uintptr_t addr)
+{
+  for (size_t i = mapped.nload; i-- > 0;)
+    if (addr >= mapped.start[i] && addr < mapped.end[i])
+      return (addr - mapped.delta[i]) / RT_PAGE;
+  abort ();
+}
+
+/* Whether [ADDR, ADDR + LEN), file-backed, maps at most
+   PBITMAP_CHUNK_PAGES distinct file pages: the most a WILLNEED call
+   reads.  Its memory may be longer, where it spans a file page's second
+   mapping (include/pbitmap-plan.h).  */
+static int
+chunk_fits (uintptr_t addr, uintptr_t len)
+{
+  uintptr_t seen[PBITMAP_CHUNK_PAGES];
+  size_t n = 0;
+  for (uintptr_t at = page_down (addr); at < addr + len; at += RT_PAGE)
+    {
+      uintptr_t page = file_page_of (at);
+      size_t i = 0;
+      while (i < n && seen[i] != page)
+        i++;
+      if (i < n)
+        continue;
+      if (n == PBITMAP_CHUNK_PAGES)
+        return 0;
+      seen[n++] = page;
+    }
+  return 1;
+}
+
 /* Whether [ADDR, ADDR + LEN) is all file-backed memory of the object.  */
 static int
 file_backed (uintptr_t addr, uintptr_t len)
@@ -121,11 +159,16 @@ file_backed (uintptr_t addr, uintptr_t len)
 long
 rt_madvise (unsigned long addr, unsigned long len, int advice)
 {
-  if (len == 0 || addr % RT_PAGE != 0 || !file_backed (addr, len)
-      || (advice == RT_MADV_WILLNEED && len > PBITMAP_CHUNK_PAGES * RT_PAGE))
+  if (len == 0 || addr % RT_PAGE != 0 || !file_backed (addr, len))
     {
       fprintf (stderr, "runtime advised [0x%lx, +0x%lx) outside the "
                "file-backed pages of its PT_LOADs\n", addr, len);
+      abort ();
+    }
+  if (advice == RT_MADV_WILLNEED && !chunk_fits (addr, len))
+    {
+      fprintf (stderr, "runtime advised [0x%lx, +0x%lx), more than %u "
+               "file pages, in one call\n", addr, len, PBITMAP_CHUNK_PAGES);
       abort ();
     }
   return 0;
@@ -299,6 +342,7 @@ map_object (const uint8_t *data, size_t size)
           = ph[i].p_filesz == 0 ? start
                                 : page_up (bias + ph[i].p_vaddr
                                            + ph[i].p_filesz);
+        mapped.delta[mapped.nload] = bias + ph[i].p_vaddr - ph[i].p_offset;
         mapped.end[mapped.nload++] = end;
         if (end > start
             && mprotect ((void *) start, end - start,
