@@ -222,8 +222,10 @@ int trace_list_append (uint64_t **v, size_t *n, size_t *alloc,
 
 /* The reads of a bitmap (plan.c), as the runtime and --run make them.
    The file pages of ELF's PT_LOADs, sorted and merged, into *OUT;
-   returns their number, or -1.  */
-long load_ranges (Elf *elf, struct page_range **out);
+   returns their number, or -1 (a libelf error).  When the runtime plans
+   nothing from these PT_LOADs (include/pbitmap-plan.h, the PT_LOADs read
+   from), returns 0 and sets *UNPLANNED to why; else sets it to null.  */
+long load_ranges (Elf *elf, struct page_range **out, const char **unplanned);
 /* A region's read order (include/pbitmap-plan.h): its table, the
    entries in use (0: none) and whether they are big-endian.  */
 struct plan_order

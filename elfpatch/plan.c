@@ -6,10 +6,11 @@
  * take the set pages the same way and feed them to the one chunker of
  * include/pbitmap-plan.h.  Only set pages inside the file range of a
  * PT_LOAD are read (nothing else is ever mapped, so nothing else can be
- * needed), in ascending order or, with the same reads, block by block
- * in the region's read order, and a gap is read through only inside the
- * file range of one PT_LOAD (the runtime reads memory, and only mapped
- * memory can be read).  What the planner's receiver sees is summed up the
+ * needed), none when the PT_LOADs do not say which pages of memory hold
+ * which file pages (include/pbitmap-plan.h), in ascending order or, with
+ * the same reads, block by block in the region's read order, and a gap
+ * is read through only inside the file range of one PT_LOAD (the runtime
+ * reads memory, and only mapped memory can be read).  What the planner's receiver sees is summed up the
  * same way everywhere: pages read (gaps included) and reads; the chunker
  * counts the runs of set pages.  The set pages are found by the
  * runtime's scanner, pbitmap_scan, also in include/pbitmap-plan.h.
@@ -19,20 +20,53 @@
 
 #include "elfpatch.h"
 
+/* Whether the runtime plans from ELF's PT_LOADs; when it does not,
+   returns why.  */
+static const char *
+loads_unplanned (Elf *elf, size_t phnum)
+{
+  struct pbitmap_load loads[PBITMAP_LOADS_MAX];
+  uint64_t n = 0;
+  uint64_t addr_max = gelf_getclass (elf) == ELFCLASS32 ? UINT32_MAX
+                                                        : UINT64_MAX;
+  for (size_t i = 0; i < phnum; i++)
+    {
+      GElf_Phdr ph;
+      struct pbitmap_load lp;
+      if (gelf_getphdr (elf, (int) i, &ph) == NULL || ph.p_type != PT_LOAD
+          || (ph.p_memsz == 0 && ph.p_filesz == 0))
+        continue;
+      _Static_assert (PBITMAP_LOADS_MAX == 16, "the message says 16");
+      if (n == PBITMAP_LOADS_MAX)
+        return "more than 16 PT_LOADs";
+      if (!pbitmap_load_pages (ph.p_vaddr, ph.p_offset, ph.p_filesz,
+                               ph.p_memsz, (ph.p_flags & PF_R) != 0,
+                               addr_max, &lp))
+        return "a PT_LOAD reaches the end of the address space";
+      if ((n = pbitmap_loads_add (loads, n, &lp)) == 0)
+        return "two PT_LOADs share a page of memory without mapping it alike";
+    }
+  return NULL;
+}
+
 long
-load_ranges (Elf *elf, struct page_range **out)
+load_ranges (Elf *elf, struct page_range **out, const char **unplanned)
 {
   size_t phnum, n = 0;
   *out = NULL;
+  *unplanned = NULL;
   if (elf_getphdrnum (elf, &phnum) != 0
       || (*out = calloc (phnum + 1, sizeof **out)) == NULL)
     return -1;
+  if ((*unplanned = loads_unplanned (elf, phnum)) != NULL)
+    return 0;
   struct page_range *r = *out;
   for (size_t i = 0; i < phnum; i++)
     {
       GElf_Phdr ph;
       if (gelf_getphdr (elf, (int) i, &ph) == NULL || ph.p_type != PT_LOAD
-          || ph.p_filesz == 0 || ph.p_offset > UINT64_MAX - ph.p_filesz)
+          || ph.p_filesz == 0 || ph.p_offset > UINT64_MAX - ph.p_filesz
+          || (ph.p_vaddr - ph.p_offset) % PBITMAP_PAGE_SIZE != 0)
         continue;
       r[n].first = ph.p_offset >> PBITMAP_PAGE_SHIFT;
       r[n].last = (ph.p_offset + ph.p_filesz - 1) >> PBITMAP_PAGE_SHIFT;

@@ -283,10 +283,16 @@ prefetch_file (const char *path, int fd, Elf *elf, uint64_t file_size)
   if (bitmap_of (path, fd, elf, file_size, &hdr, &bits, &msb, from,
                  sizeof from) != 0)
     return;
-  if ((n_loads = load_ranges (elf, &loads)) < 0)
+  const char *unplanned;
+  if ((n_loads = load_ranges (elf, &loads, &unplanned)) < 0)
     {
       run_warn ("%s: cannot read the program headers: %s; not prefetched",
                 path, elf_errmsg (-1));
+      goto out;
+    }
+  if (unplanned != NULL)
+    {
+      run_warn ("%s: %s; not prefetched", path, unplanned);
       goto out;
     }
 

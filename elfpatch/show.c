@@ -145,6 +145,7 @@ struct summary
   size_t n_segments;
   uint64_t strip_pages;         /* pages per strip character */
   uint64_t planned, plan_runs, outside;
+  const char *unplanned;        /* why the runtime plans nothing, or null */
   struct plan_row plans[N_PLANS];
   struct trace_cover *covers;
   size_t n_covers;
@@ -381,7 +382,7 @@ static int
 plan_reads (struct summary *s)
 {
   struct page_range *loads;
-  long n_loads = load_ranges (s->img.elf, &loads);
+  long n_loads = load_ranges (s->img.elf, &loads, &s->unplanned);
   if (n_loads < 0)
     {
       error (0, 0, "error: %s: %s", s->img.path, elf_errmsg (-1));
@@ -559,6 +560,11 @@ print_reads (const struct summary *s)
   if (s->set == 0)
     {
       printf ("  reads:     none (no page set)\n");
+      return;
+    }
+  if (s->unplanned != NULL)
+    {
+      printf ("  reads:     none planned (%s)\n", s->unplanned);
       return;
     }
   printf ("  reads:     %" PRIu64 " set page%s in %" PRIu64 " run%s inside "
@@ -786,6 +792,12 @@ json_reads (const struct summary *s)
   json_u64 ("    ", "planned", s->planned, ",");
   json_u64 ("    ", "planned_runs", s->plan_runs, ",");
   json_u64 ("    ", "outside_loads", s->outside, ",");
+  json_key ("    ", "unplanned");
+  if (s->unplanned != NULL)
+    json_string (s->unplanned);
+  else
+    printf ("null");
+  printf (",\n");
   json_key ("    ", "reads");
   printf ("[");
   for (size_t i = 0; i < N_PLANS && s->set > 0; i++)

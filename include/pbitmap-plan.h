@@ -256,6 +256,87 @@ pbitmap_chunker_add_again (struct pbitmap_chunker *c, uint64_t first,
 }
 
 
+/* ---- the PT_LOADs read from ----------------------------------------------
+ *
+ * The runtime reads a bitmap's pages where the PT_LOADs map them, so it
+ * plans from an object's program headers only when they say which pages
+ * of memory hold which file pages.  They do not when two PT_LOADs share
+ * a page of memory that they do not both map from the same file page:
+ * the later one's mapping replaces the earlier one's there (anonymous
+ * memory, or another file page), which no linker makes.  (A linker may
+ * grow a segment into the next one's first page; both map the same file
+ * page there, and both are readable.)  The runtime keeps each PT_LOAD's
+ * pages on its stack, so it also stops at more than PBITMAP_LOADS_MAX
+ * PT_LOADs with memory.  An object either rule stops is not read at all,
+ * and elfpatch plans it the same way: no reads.  */
+
+/* Most PT_LOADs with memory an object planned from may have.  */
+#define PBITMAP_LOADS_MAX 16u
+
+/* The memory a PT_LOAD maps: its pages [LO, HI), of which [LO, FHI)
+   are mapped from the file (none without file bytes), at addresses
+   DELTA above their offsets; READABLE when PF_R is set.  */
+struct pbitmap_load
+{
+  uint64_t lo, hi, fhi, delta;
+  int readable;
+};
+
+/* Sets *LP to the memory of the PT_LOAD at VADDR of FILESZ bytes at
+   OFFSET, MEMSZ in memory, READABLE when its flags have PF_R.  Returns 0
+   when its pages do not fit below ADDR_MAX, the last address of the
+   address space.  */
+static inline int
+pbitmap_load_pages (uint64_t vaddr, uint64_t offset, uint64_t filesz,
+                    uint64_t memsz, int readable, uint64_t addr_max,
+                    struct pbitmap_load *lp)
+{
+  uint64_t size = memsz > filesz ? memsz : filesz;
+  if (size > addr_max - PBITMAP_PAGE_SIZE
+      || vaddr > addr_max - PBITMAP_PAGE_SIZE - size)
+    return 0;
+  lp->lo = vaddr / PBITMAP_PAGE_SIZE * PBITMAP_PAGE_SIZE;
+  lp->hi = (vaddr + size + PBITMAP_PAGE_SIZE - 1) / PBITMAP_PAGE_SIZE
+           * PBITMAP_PAGE_SIZE;
+  lp->fhi = filesz == 0 ? lp->lo
+            : (vaddr + filesz + PBITMAP_PAGE_SIZE - 1) / PBITMAP_PAGE_SIZE
+              * PBITMAP_PAGE_SIZE;
+  lp->delta = vaddr - offset;
+  lp->readable = readable;
+  return 1;
+}
+
+/* Whether PT_LOADs A and B, where they share pages of memory, both map
+   the same file pages there and both are readable, so that the later
+   one's mapping changes nothing.  */
+static inline int
+pbitmap_loads_agree (const struct pbitmap_load *a,
+                     const struct pbitmap_load *b)
+{
+  uint64_t lo = a->lo > b->lo ? a->lo : b->lo;
+  uint64_t hi = a->hi < b->hi ? a->hi : b->hi;
+  return lo >= hi
+         || (a->delta == b->delta && hi <= a->fhi && hi <= b->fhi
+             && a->readable && b->readable);
+}
+
+/* Adds the PT_LOAD *LP to the N before it in LOADS (room for
+   PBITMAP_LOADS_MAX): returns N + 1, or 0 when the object is not to be
+   planned from (above).  */
+static inline uint64_t
+pbitmap_loads_add (struct pbitmap_load *loads, uint64_t n,
+                   const struct pbitmap_load *lp)
+{
+  if (n == PBITMAP_LOADS_MAX)
+    return 0;
+  for (uint64_t j = 0; j < n; j++)
+    if (!pbitmap_loads_agree (&loads[j], lp))
+      return 0;
+  loads[n] = *lp;
+  return n + 1;
+}
+
+
 /* ---- the scanner ---------------------------------------------------------
  *
  * Both readers find the runs of set bits the same way: 64 pages at a

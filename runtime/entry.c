@@ -80,7 +80,7 @@ static int random_until_preinit;
 static void
 segments_advise (const struct rt_object *im, int advice)
 {
-  struct segment segs[RT_LOADS_MAX];
+  struct segment segs[PBITMAP_LOADS_MAX];
   long n = rt_segments_collect (im, segs);
   for (long k = 0; k < n; k++)
     rt_madvise (segs[k].delta + segs[k].first * RT_PAGE,

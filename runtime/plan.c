@@ -115,66 +115,28 @@ plan_add (struct plan *p, uintptr_t addr, uint64_t npages, size_t seg)
   p->seg = seg;
 }
 
-/* The memory a PT_LOAD maps: its pages [LO, HI), of which [LO, FHI)
-   are mapped from the file (none without file bytes), at addresses
-   DELTA above their offsets.  */
-struct load_pages
-{
-  uintptr_t lo, hi, fhi, delta;
-};
-
-/* Whether PT_LOAD PH's memory lies inside the address space; sets *LP.  */
-static int
-load_pages (const rt_phdr *ph, struct load_pages *lp)
-{
-  uint64_t size = ph->p_memsz > ph->p_filesz ? ph->p_memsz : ph->p_filesz;
-  if (size > UINTPTR_MAX - RT_PAGE
-      || ph->p_vaddr > UINTPTR_MAX - RT_PAGE - size)
-    return 0;
-  lp->lo = ph->p_vaddr / RT_PAGE * RT_PAGE;
-  lp->hi = (ph->p_vaddr + size + RT_PAGE - 1) / RT_PAGE * RT_PAGE;
-  lp->fhi = ph->p_filesz == 0 ? lp->lo
-            : (ph->p_vaddr + ph->p_filesz + RT_PAGE - 1) / RT_PAGE * RT_PAGE;
-  lp->delta = ph->p_vaddr - ph->p_offset;
-  return 1;
-}
-
-/* Whether PT_LOADs A and B, where they share pages of memory, both map
-   the same file pages there, so that the later one's mapping changes
-   nothing (a linker may grow one into the next one's first page).  */
-static int
-loads_agree (const struct load_pages *a, const struct load_pages *b)
-{
-  uintptr_t lo = a->lo > b->lo ? a->lo : b->lo;
-  uintptr_t hi = a->hi < b->hi ? a->hi : b->hi;
-  return lo >= hi
-         || (a->delta == b->delta && hi <= a->fhi && hi <= b->fhi);
-}
-
 /* The PT_LOADs that map file pages, sorted by address, into SEGS (room
-   for RT_LOADS_MAX).  A segment whose address and offset disagree modulo
-   the page size cannot have been mapped and is left out.  Returns their
-   number, or -1 when there are more than RT_LOADS_MAX PT_LOADs, or two
-   of them share a page of memory that they do not both map from the
-   same file page: the later one's mapping replaces the earlier one's
-   there (anonymous memory, or another file page), which no linker makes,
-   and the headers no longer say which pages come from the file.  */
+   for PBITMAP_LOADS_MAX).  A segment whose address and offset disagree
+   modulo the page size cannot have been mapped and is left out.  Returns
+   their number, or -1 when the program headers do not say which pages
+   come from the file (include/pbitmap-plan.h, the PT_LOADs read from).  */
 long
 rt_segments_collect (const struct rt_object *im, struct segment *segs)
 {
-  struct load_pages loads[RT_LOADS_MAX];
-  size_t nloads = 0, n = 0;
+  struct pbitmap_load loads[PBITMAP_LOADS_MAX];
+  uint64_t nloads = 0;
+  size_t n = 0;
   for (size_t i = 0; i < im->phnum; i++)
     {
       const rt_phdr *ph = rt_object_phdr (im, i);
       if (ph->p_type != PT_LOAD || (ph->p_memsz == 0 && ph->p_filesz == 0))
         continue;
-      if (nloads == RT_LOADS_MAX || !load_pages (ph, &loads[nloads]))
+      struct pbitmap_load lp;
+      if (!pbitmap_load_pages (ph->p_vaddr, ph->p_offset, ph->p_filesz,
+                               ph->p_memsz, (ph->p_flags & PF_R) != 0,
+                               UINTPTR_MAX, &lp)
+          || (nloads = pbitmap_loads_add (loads, nloads, &lp)) == 0)
         return -1;
-      for (size_t j = 0; j < nloads; j++)
-        if (!loads_agree (&loads[j], &loads[nloads]))
-          return -1;
-      nloads++;
       if (ph->p_filesz == 0
           || (ph->p_vaddr - ph->p_offset) % RT_PAGE != 0
           || ph->p_filesz > UINT64_MAX - ph->p_offset)
@@ -406,7 +368,7 @@ rt_plan_prefetch (const struct rt_object *im, const struct pbitmap_header *h,
   if (!full && rt_region_empty (h))
     return ST_EMPTY;
 
-  struct segment segs[RT_LOADS_MAX];
+  struct segment segs[PBITMAP_LOADS_MAX];
   long nsegs = rt_segments_collect (im, segs);
   if (nsegs < 0)
     return ST_INVALID;

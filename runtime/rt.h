@@ -62,11 +62,10 @@ typedef Elf64_Dyn rt_dyn;
 /* Longest NAME copied into the debug line.  */
 #define RT_NAME_MAX 200u
 
-/* Pages sampled before any madvise, PT_LOADs an object may have, and
-   objects the runtime looks at in the dynamic linker's list: more of
-   either is unexpected, and then nothing is done.  */
+/* Pages sampled before any madvise, and objects the runtime looks at in
+   the dynamic linker's list: more of either is unexpected, and then
+   nothing is done (so with more PT_LOADs than PBITMAP_LOADS_MAX).  */
 #define RT_SAMPLES 16u
-#define RT_LOADS_MAX 16u
 #define RT_OBJECTS_MAX 4096u
 
 /* Words of the auxiliary vector looked at, and null words skipped
@@ -285,8 +284,8 @@ struct plan
 };
 
 /* The PT_LOADs of IM that map file pages, sorted by address, into SEGS
-   (room for RT_LOADS_MAX): their number, or -1 when IM has more PT_LOADs
-   or two that share a page of memory.  */
+   (room for PBITMAP_LOADS_MAX): their number, or -1 when IM is not to be
+   planned from (include/pbitmap-plan.h, the PT_LOADs read from).  */
 RT_HIDDEN long rt_segments_collect (const struct rt_object *im,
                                     struct segment *segs);
 
