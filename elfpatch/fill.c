@@ -312,6 +312,19 @@ out:
   return rc;
 }
 
+/* Warns when the runtime will read nothing of IMG's bitmap, whatever it
+   holds (include/pbitmap-plan.h, the PT_LOADs read from).  */
+static void
+warn_unplanned (const struct image *img)
+{
+  struct page_range *loads;
+  const char *unplanned;
+  if (load_ranges (img->elf, &loads, &unplanned) == 0 && unplanned != NULL)
+    elfpatch_warn ("%s: %s: neither the runtime nor --run reads its bitmap",
+                   img->path, unplanned);
+  free (loads);
+}
+
 /* Puts BITS (the new bitmap), what it says, FLAGS, MAX_GAP and the read
    order of ORDER (none when null) into the region of IMG.  Returns
    whether anything changed.  */
@@ -368,6 +381,8 @@ fill_image (struct image *img, char **traces, size_t n_traces,
           || fill_select (img, traces, n_traces, policy, bits,
                           read_order_visit, &order) != 0))
     goto out;
+  if (policy != NULL)
+    warn_unplanned (img);
 
   uint32_t flags = 0, max_gap = 0;
   if (gap != NULL)
