@@ -100,29 +100,26 @@ page_up (uintptr_t a)
   return page_down (a + RT_PAGE - 1);
 }
 
-/* Whether the page at ADDR is mapped from the file: the last PT_LOAD
-   that spans it says so.  */
+/* The PT_LOAD whose mapping holds the page at ADDR, the last that spans
+   it (as the kernel maps them), or -1.  */
+static long
+load_at (uintptr_t addr)
+{
+  for (size_t i = mapped.nload; i-- > 0;)
+    if (addr >= mapped.start[i] && addr < mapped.end[i])
+      return (long) i;
+  return -1;
+}
+
+/* Whether the page at ADDR is mapped from the file.  */
 static int
 page_from_file (uintptr_t addr)
 {
-  for (size_t i = mapped.nload; i-- > 0;)
-    if (addr >= mapped.start[i] && addr < mapped.end[i])
-      return addr < mapped.file_end[i];
-  return 0;
+  long i = load_at (addr);
+  return i >= 0 && addr < mapped.file_end[i];
 }
 
-/* The file page the file-backed page at ADDR maps: the last PT_LOAD
-   that spans it says.  */
-static uintptr_t
-file_page_of (uintptr_t addr)
-{
-  for (size_t i = mapped.nload; i-- > 0;)
-    if (addr >= mapped.start[i] && addr < mapped.end[i])
-      return (addr - mapped.delta[i]) / RT_PAGE;
-  abort ();
-}
-
-/* Whether [ADDR, ADDR + LEN), file-backed, maps at most
+/* Whether [ADDR, ADDR + LEN), all file-backed, maps at most
    PBITMAP_CHUNK_PAGES distinct file pages: the most a WILLNEED call
    reads.  Its memory may be longer, where it spans a file page's second
    mapping (include/pbitmap-plan.h).  */
@@ -133,7 +130,7 @@ chunk_fits (uintptr_t addr, uintptr_t len)
   size_t n = 0;
   for (uintptr_t at = page_down (addr); at < addr + len; at += RT_PAGE)
     {
-      uintptr_t page = file_page_of (at);
+      uintptr_t page = (at - mapped.delta[load_at (at)]) / RT_PAGE;
       size_t i = 0;
       while (i < n && seen[i] != page)
         i++;
