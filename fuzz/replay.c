@@ -3,7 +3,9 @@
    every build: `make check` builds the runtime-region harness with the
    ordinary compiler and this main, and test/fuzz/ replays each crash
    input through it.  A crash is a signal, which lit reports as a failure;
-   a clean replay prints one line per file.  */
+   a clean replay prints one line per file.  Built with FUZZ_REPLAY, the
+   runtime-region harness also writes the runtime's debug lines to
+   standard error, so that test/fuzz/ can check what it planned.  */
 
 #include <stdint.h>
 #include <stdio.h>
