@@ -7,6 +7,14 @@
 # but not in a ratio of two medians, so a ratio of two modes is the
 # median over the rounds of the one's time over the other's in the same
 # round.  Times themselves stay medians.
+#
+# Whether a difference is more than the rounds' noise is a sign test over
+# those per-round ratios: of n rounds where one mode ran faster or slower
+# (none tied), how unlikely so uneven a split would be if each round were
+# a coin toss.  It assumes nothing about how the times spread, which on
+# this VM is far from normal; the price is that it needs rounds: under 6
+# no split is unlikely enough at 5% (5 of 5 has a chance of 2/32).
+import math
 import statistics
 
 
@@ -21,3 +29,17 @@ def ratio(rows_a, rows_b, field):
     """The median over the rounds of A's FIELD over B's in the same
     round."""
     return statistics.median(ratios(rows_a, rows_b, field))
+
+
+def sign_test(values, threshold=1.0):
+    """The two-sided sign test of VALUES against THRESHOLD: the chance of
+    a split of the values above and below it at least as uneven as
+    theirs, were each as likely above as below (values equal to it do
+    not count).  1.0 when none is left."""
+    above = sum(v > threshold for v in values)
+    below = sum(v < threshold for v in values)
+    n = above + below
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, i) for i in range(min(above, below) + 1))
+    return min(1.0, 2 * tail / 2 ** n)
