@@ -226,6 +226,9 @@ int trace_list_append (uint64_t **v, size_t *n, size_t *alloc,
    nothing from these PT_LOADs (include/pbitmap-plan.h, the PT_LOADs read
    from), returns 0 and sets *UNPLANNED to why; else sets it to null.  */
 long load_ranges (Elf *elf, struct page_range **out, const char **unplanned);
+/* Why the runtime plans nothing from ELF's PT_LOADs, or null when it
+   plans from them (or libelf cannot read them: load_ranges says so).  */
+const char *loads_unplanned (Elf *elf);
 /* A region's read order (include/pbitmap-plan.h): its table, the
    entries in use (0: none) and whether they are big-endian.  */
 struct plan_order

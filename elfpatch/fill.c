@@ -317,12 +317,10 @@ out:
 static void
 warn_unplanned (const struct image *img)
 {
-  struct page_range *loads;
-  const char *unplanned;
-  if (load_ranges (img->elf, &loads, &unplanned) == 0 && unplanned != NULL)
+  const char *unplanned = loads_unplanned (img->elf);
+  if (unplanned != NULL)
     elfpatch_warn ("%s: %s: neither the runtime nor --run reads its bitmap",
                    img->path, unplanned);
-  free (loads);
 }
 
 /* Puts BITS (the new bitmap), what it says, FLAGS, MAX_GAP and the read

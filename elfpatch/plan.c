@@ -20,13 +20,14 @@
 
 #include "elfpatch.h"
 
-/* Whether the runtime plans from ELF's PT_LOADs; when it does not,
-   returns why.  */
-static const char *
-loads_unplanned (Elf *elf, size_t phnum)
+const char *
+loads_unplanned (Elf *elf)
 {
   struct pbitmap_load loads[PBITMAP_LOADS_MAX];
   uint64_t n = 0;
+  size_t phnum;
+  if (elf_getphdrnum (elf, &phnum) != 0)
+    return NULL;
   uint64_t addr_max = gelf_getclass (elf) == ELFCLASS32 ? UINT32_MAX
                                                         : UINT64_MAX;
   for (size_t i = 0; i < phnum; i++)
@@ -58,7 +59,7 @@ load_ranges (Elf *elf, struct page_range **out, const char **unplanned)
   if (elf_getphdrnum (elf, &phnum) != 0
       || (*out = calloc (phnum + 1, sizeof **out)) == NULL)
     return -1;
-  if ((*unplanned = loads_unplanned (elf, phnum)) != NULL)
+  if ((*unplanned = loads_unplanned (elf)) != NULL)
     return 0;
   struct page_range *r = *out;
   for (size_t i = 0; i < phnum; i++)
