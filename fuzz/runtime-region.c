@@ -334,7 +334,11 @@ map_object (const uint8_t *data, size_t size)
 
   /* Every segment writable while copying, in header order as the kernel
      maps them (a later one overlapping an earlier one wins), then each
-     its own protection, in the same order.  */
+     its own protection, in the same order.  Each segment's pages are
+     mapped afresh, anonymous and so zero, which undoes what an earlier
+     segment copied there without touching them: only the pages the
+     copy or the runtime touches cost a fault, not the up to 64 MiB a
+     segment may span.  */
   mapped.nload = 0;
   for (size_t i = 0; i < eh.e_phnum; i++)
     if (ph[i].p_type == PT_LOAD)
@@ -349,14 +353,14 @@ map_object (const uint8_t *data, size_t size)
         mapped.delta[mapped.nload] = bias + ph[i].p_vaddr - ph[i].p_offset;
         mapped.end[mapped.nload++] = end;
         if (end > start
-            && mprotect ((void *) start, end - start,
-                         PROT_READ | PROT_WRITE) != 0)
+            && mmap ((void *) start, end - start, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE,
+                     -1, 0) == MAP_FAILED)
           abort ();
         uint64_t off = page_down (ph[i].p_offset);
         uint64_t file_end = page_up (ph[i].p_offset + ph[i].p_filesz);
         if (file_end > size)
           file_end = size;
-        memset ((void *) start, 0, end - start);
         memcpy ((void *) start, data + off, (size_t) (file_end - off));
         if (ph[i].p_memsz > ph[i].p_filesz)
           memset ((void *) (bias + ph[i].p_vaddr + ph[i].p_filesz), 0,
