@@ -85,6 +85,55 @@ struct hash_view
   unsigned char bytes[64];
 };
 
+/* H advanced over the LEN bytes at P, or LEN zero bytes when P is null.  */
+static uint64_t
+fnv1a64_span (uint64_t h, const unsigned char *p, size_t len)
+{
+  const uint64_t prime = 0x100000001b3u;
+  if (p == NULL)
+    for (size_t i = 0; i < len; i++)
+      h *= prime;
+  else
+    for (size_t i = 0; i < len; i++)
+      h = (h ^ p[i]) * prime;
+  return h;
+}
+
+/* The first offset past AT and before END where what V shows changes
+   kind (file bytes, zeros, replaced bytes), or END.  */
+static uint64_t
+view_edge (const struct hash_view *v, uint64_t at, uint64_t end)
+{
+  const uint64_t edges[] = { v->zero_from, v->zero_to, v->at,
+                             v->at + v->len };
+  for (size_t i = 0; i < sizeof edges / sizeof *edges; i++)
+    if (edges[i] > at && edges[i] < end)
+      end = edges[i];
+  return end;
+}
+
+/* H advanced over the bytes at offsets [POS, END) as V shows them, P
+   holding the file's.  Each span between V's edges is one kind, so the
+   byte loops test nothing per byte.  */
+static uint64_t
+fnv1a64_view (uint64_t h, const unsigned char *p, uint64_t pos, uint64_t end,
+              const struct hash_view *v)
+{
+  for (uint64_t at = pos; at < end;)
+    {
+      uint64_t to = view_edge (v, at, end);
+      size_t len = (size_t) (to - at);
+      if (at >= v->at && at - v->at < v->len)
+        h = fnv1a64_span (h, v->bytes + (at - v->at), len);
+      else if (at >= v->zero_from && at < v->zero_to)
+        h = fnv1a64_span (h, NULL, len);
+      else
+        h = fnv1a64_span (h, p + (at - pos), len);
+      at = to;
+    }
+  return h;
+}
+
 /* FNV-1a 64 over SIZE bytes of CONTENTS or FD, as V shows them.  */
 static int
 hash_file (const unsigned char *contents, int fd, uint64_t size,
@@ -105,14 +154,7 @@ hash_file (const unsigned char *contents, int fd, uint64_t size,
             return -1;
           p = chunk;
         }
-      for (size_t i = 0; i < len; i++)
-        {
-          uint64_t at = pos + i;
-          unsigned char b = at >= v->zero_from && at < v->zero_to ? 0 : p[i];
-          if (at >= v->at && at - v->at < v->len)
-            b = v->bytes[at - v->at];
-          h = (h ^ b) * 0x100000001b3u;
-        }
+      h = fnv1a64_view (h, p, pos, pos + len, v);
       pos += len;
     }
   *out = h;
