@@ -611,6 +611,10 @@ int run_command (char **argv);
    otherwise the first executable regular file PROG in PATH (or in
    confstr's default path).  Null when there is none.  */
 char *find_program (const char *prog);
+/* Execs ARGV[0], found as EXE (find_program; may be null), as execvp
+   does, but an ELF file the kernel refuses is not run by /bin/sh as a
+   script.  Returns only on failure, with errno set.  */
+void exec_program (const char *exe, char **argv);
 
 /* The region header at RAW, in byte order MSB, in host order.  */
 void region_header_decode (const unsigned char *raw, int msb,

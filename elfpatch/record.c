@@ -648,7 +648,8 @@ become_prog (char **argv, const struct record_options *opt, int want_filter,
          PTRACE_O_TRACESECCOMP: it does so in this stop.  */
       if (want_filter && filter_err == 0)
         raise (SIGSTOP);
-      execvp (argv[0], argv);
+      char *exe = find_program (argv[0]);
+      exec_program (exe, argv);
       err = errno;
     }
   if (write (report, &err, sizeof err) < 0)

@@ -577,6 +577,34 @@ find_program (const char *prog)
     }
 }
 
+/* Whether the file PATH starts with the ELF magic.  */
+static int
+has_elf_magic (const char *path)
+{
+  char magic[SELFMAG];
+  int fd = open (path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0)
+    return 0;
+  int is_elf = read (fd, magic, sizeof magic) == SELFMAG
+               && memcmp (magic, ELFMAG, SELFMAG) == 0;
+  close (fd);
+  return is_elf;
+}
+
+void
+exec_program (const char *exe, char **argv)
+{
+  /* execvp hands a file the kernel refuses with ENOEXEC to /bin/sh as a
+     script.  That is right for a script without "#!", but an ELF file
+     of another machine would be read by the shell as text: it is
+     exec'd by the path found, and the kernel's error is the error, as a
+     shell reports it.  */
+  if (exe != NULL && has_elf_magic (exe))
+    execv (exe, argv);
+  else
+    execvp (argv[0], argv);
+}
+
 int
 run_command (char **argv)
 {
@@ -586,11 +614,11 @@ run_command (char **argv)
   if (exe != NULL)
     launch_prefetch (&l, exe);
   launch_free (&l);
-  free (exe);
 
   fflush (NULL);
-  execvp (argv[0], argv);
+  exec_program (exe, argv);
   int err = errno;
+  free (exe);
   error (0, err, "error: %s", argv[0]);
   return err == ENOENT ? 127 : 126;
 }
