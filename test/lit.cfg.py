@@ -55,6 +55,7 @@ subst.append(("%srcdir", config.srcdir))
 # out-of-tree build is a path such as BUILD/.., which no file contains.
 subst.append(("%real_srcdir", os.path.realpath(config.srcdir)))
 subst.append(("%real_builddir", os.path.realpath(b)))
+# %inputs: the helpers tests of several directories share (test/Inputs).
 subst.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 # A private GCC prefix (specs, plugin/pbitmap.so) and the -specs / clang
 # config files, all wired to this build's plugin and runtime.
