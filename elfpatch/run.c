@@ -596,13 +596,20 @@ exec_program (const char *exe, char **argv)
 {
   /* execvp hands a file the kernel refuses with ENOEXEC to /bin/sh as a
      script.  That is right for a script without "#!", but an ELF file
-     of another machine would be read by the shell as text: it is
-     exec'd by the path found, and the kernel's error is the error, as a
-     shell reports it.  */
-  if (exe != NULL && has_elf_magic (exe))
-    execv (exe, argv);
-  else
-    execvp (argv[0], argv);
+     of another machine would be read by the shell as text.  So the path
+     found is exec'd first; only when the kernel refuses it is the file
+     looked at, and for an ELF file the kernel's error is the error, as
+     a shell reports it.  Anything else goes on as execvp would.  */
+  if (exe != NULL)
+    {
+      execv (exe, argv);
+      if (errno == ENOEXEC && has_elf_magic (exe))
+        {
+          errno = ENOEXEC;
+          return;
+        }
+    }
+  execvp (argv[0], argv);
 }
 
 int
