@@ -43,6 +43,9 @@ void elfpatch_note (const char *fmt, ...)
    PATH is no regular file that can be read (a FIFO is not opened for
    good, so it cannot block).  */
 ssize_t read_head (const char *path, char *buf, size_t size);
+/* Whether the file at PATH starts with PREFIX (of LEN bytes, at most
+   16); -1 when it is no regular file that can be read.  */
+int starts_with (const char *path, const char *prefix, size_t len);
 /* Reads LEN bytes at OFFSET from BUF or, when BUF is null, from FD.
    Returns 0, or -1 with errno set.  */
 int read_at (const unsigned char *buf, int fd, uint64_t offset, void *out,

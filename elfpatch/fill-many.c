@@ -74,18 +74,6 @@ named_before (const struct trace_set *s, size_t t, size_t b, const char *path)
   return 0;
 }
 
-/* Whether the file at PATH starts with PREFIX (of LEN bytes); -1 when
-   it is no regular file that can be read.  */
-static int
-starts_with (const char *path, const char *prefix, size_t len)
-{
-  char buf[16];
-  ssize_t got = read_head (path, buf, len);
-  if (got < 0)
-    return -1;
-  return (size_t) got == len && memcmp (buf, prefix, len) == 0;
-}
-
 /* Why PATH is not filled, or null when it is to be: then USE (of S->n)
    marks the traces of its build.  -1 in *FAILED after a message when it
    cannot be read.  */

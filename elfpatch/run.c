@@ -577,20 +577,6 @@ find_program (const char *prog)
     }
 }
 
-/* Whether the file PATH starts with the ELF magic.  */
-static int
-has_elf_magic (const char *path)
-{
-  char magic[SELFMAG];
-  int fd = open (path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0)
-    return 0;
-  int is_elf = read (fd, magic, sizeof magic) == SELFMAG
-               && memcmp (magic, ELFMAG, SELFMAG) == 0;
-  close (fd);
-  return is_elf;
-}
-
 void
 exec_program (const char *exe, char **argv)
 {
@@ -603,7 +589,7 @@ exec_program (const char *exe, char **argv)
   if (exe != NULL)
     {
       execv (exe, argv);
-      if (errno == ENOEXEC && has_elf_magic (exe))
+      if (errno == ENOEXEC && starts_with (exe, ELFMAG, SELFMAG) > 0)
         {
           errno = ENOEXEC;
           return;

@@ -247,3 +247,15 @@ read_head (const char *path, char *buf, size_t size)
   close (fd);
   return got;
 }
+
+int
+starts_with (const char *path, const char *prefix, size_t len)
+{
+  char buf[16];
+  if (len > sizeof buf)
+    return -1;
+  ssize_t got = read_head (path, buf, len);
+  if (got < 0)
+    return -1;
+  return (size_t) got == len && memcmp (buf, prefix, len) == 0;
+}
