@@ -406,18 +406,19 @@ is_gold (const char *linker)
 
 /* ---- the link with a region ------------------------------------------- */
 
-/* One link with a region of CAPACITY pages, patched afterwards.  Returns
- * the linker's status, or 1 when pbitmap-ld failed. */
+/* One link with a region of CAPACITY pages and the runtime object
+ * RUNTIME (or none: NULL), patched afterwards.  Returns the linker's
+ * status, or 1 when pbitmap-ld failed. */
 static int
-link_once (struct link *l, uint64_t capacity, struct patch_outcome *outcome)
+link_once (struct link *l, uint64_t capacity, char *runtime,
+           struct patch_outcome *outcome)
 {
-  char *region = NULL, *runtime = NULL;
+  char *region = NULL;
   size_t n = l->nargs;
   int status = 1;
 
   if (policy_write_region (&policy, estimate_target (&estimate), capacity,
-                           &region) != 0
-      || policy_runtime (&policy, &runtime) != 0)
+                           &region) != 0)
     goto out;
   l->args[n] = region;
   l->args[n + 1] = runtime;
@@ -443,7 +444,6 @@ link_once (struct link *l, uint64_t capacity, struct patch_outcome *outcome)
   if (region != NULL)
     unlink (region);
   free (region);
-  free (runtime);
   return status;
 }
 
@@ -452,9 +452,12 @@ link_with_region (struct link *l, const char *linker)
 {
   uint64_t capacity = policy_capacity (&policy, &estimate);
   struct patch_outcome outcome;
+  char *runtime;
   int status;
 
-  status = link_once (l, capacity, &outcome);
+  if (policy_runtime (&policy, estimate_target (&estimate), &runtime) != 0)
+    return 1;
+  status = link_once (l, capacity, runtime, &outcome);
   if (status == 0 && policy.capacity == 0 && outcome.image_pages > capacity)
     {
       /* The archives added more than the objects showed. */
@@ -464,8 +467,9 @@ link_with_region (struct link *l, const char *linker)
                         "again", l->output, outcome.image_pages, capacity);
       capacity = policy_capacity_for (outcome.image_pages
                                       * PBITMAP_PAGE_SIZE);
-      status = link_once (l, capacity, &outcome);
+      status = link_once (l, capacity, runtime, &outcome);
     }
+  free (runtime);
   if (status != 0)
     return status;
   policy_report_output (&policy, l->output, capacity, &outcome);

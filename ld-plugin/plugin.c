@@ -186,17 +186,14 @@ add_reserve_object (void)
   return LDPS_OK;
 }
 
-/* Adds the runtime object; *PATH is set to its name (to be freed), or
- * to NULL when no-runtime asks for none. */
+/* Adds the runtime object PATH. */
 static enum ld_plugin_status
-add_runtime_object (char **path)
+add_runtime_object (const char *path)
 {
-  if (policy_runtime (&policy, path) != 0)
-    return LDPS_ERR;
-  if (*path != NULL && tv_add_input_file (*path) != LDPS_OK)
+  if (tv_add_input_file (path) != LDPS_OK)
     {
       plugin_message (LDPL_FATAL, "the linker refused the runtime object %s",
-                      *path);
+                      path);
       return LDPS_ERR;
     }
   return LDPS_OK;
@@ -218,7 +215,9 @@ report_link (const char *runtime)
                   "%" PRIu64 " bytes, runtime %s",
                   policy_output_kind (&policy), capacity, basis,
                   pbitmap_region_size (capacity),
-                  runtime != NULL ? runtime : "not linked (no-runtime)");
+                  runtime != NULL ? runtime
+                  : policy.foreign_target ? "not linked (another machine's)"
+                  : "not linked (no-runtime)");
 }
 
 static enum ld_plugin_status
@@ -236,9 +235,12 @@ onall_symbols_read (void)
   estimate_add_ir (&estimate, lto_claimed_bytes (&lto_count));
   capacity = policy_capacity (&policy, &estimate);
 
-  status = add_reserve_object ();
-  if (status == LDPS_OK)
-    status = add_runtime_object (&runtime);
+  /* The runtime first: a link without it gets a region that links no
+   * field to it. */
+  status = policy_runtime (&policy, estimate_target (&estimate), &runtime)
+           == 0 ? add_reserve_object () : LDPS_ERR;
+  if (status == LDPS_OK && runtime != NULL)
+    status = add_runtime_object (runtime);
   if (status == LDPS_OK && policy.verbose)
     report_link (runtime);
   if (status == LDPS_OK && ordering)

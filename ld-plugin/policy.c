@@ -31,10 +31,14 @@
  * link makes the runtime's entry stub the entry point (patch.c);
  * .preinit_array stays as the fallback, and the runtime makes sure the
  * prefetch runs once.  hook=preinit keeps the linked entry point, so the
- * two can be compared.
+ * two can be compared.  The runtime objects are built for the machine
+ * pbitmap is (x86-64); a link whose first relocatable input is of another
+ * ELF class, byte order or machine (gcc -m32, -mx32) would fail on them,
+ * so it is made as with no-runtime, after a warning.
  */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -385,11 +389,64 @@ policy_write_region (const struct link_policy *p,
   return status;
 }
 
+/* A name for the ELF class and machine of T, for messages: "ELF32
+ * i386". */
+static void
+describe_target (const struct reserve_target *t, char *buf, size_t size)
+{
+  const char *machine;
+
+  switch (t->machine)
+    {
+    case EM_386: machine = "i386"; break;
+    case EM_X86_64: machine = "x86-64"; break;
+    case EM_AARCH64: machine = "AArch64"; break;
+    case EM_ARM: machine = "ARM"; break;
+    case EM_RISCV: machine = "RISC-V"; break;
+    case EM_PPC: machine = "ppc"; break;
+    case EM_PPC64: machine = "ppc64"; break;
+    case EM_S390: machine = "s390"; break;
+    default: machine = NULL; break;
+    }
+  if (machine != NULL)
+    snprintf (buf, size, "ELF%d %s", t->elfclass == ELFCLASS64 ? 64 : 32,
+              machine);
+  else
+    snprintf (buf, size, "ELF%d machine %u",
+              t->elfclass == ELFCLASS64 ? 64 : 32, (unsigned) t->machine);
+}
+
+/* The target the object PATH was built for, into T; false when its
+ * header cannot be read (the linker then says what is wrong with it). */
+static bool
+object_target (const char *path, struct reserve_target *t)
+{
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  Elf *elf;
+  GElf_Ehdr ehdr;
+  bool read = false;
+
+  if (fd < 0)
+    return false;
+  elf = elf_begin (fd, ELF_C_READ, NULL);
+  if (elf != NULL && elf_kind (elf) == ELF_K_ELF
+      && gelf_getehdr (elf, &ehdr) != NULL)
+    {
+      reserve_target_of (&ehdr, t);
+      read = true;
+    }
+  elf_end (elf);
+  close (fd);
+  return read;
+}
+
 int
-policy_runtime (const struct link_policy *p, char **path)
+policy_runtime (struct link_policy *p, const struct reserve_target *target,
+                char **path)
 {
   const char *name = p->output == LDPO_DYN ? PBITMAP_RUNTIME_SHARED
                                            : PBITMAP_RUNTIME_EXEC;
+  struct reserve_target built;
 
   *path = NULL;
   if (p->no_runtime)
@@ -409,6 +466,23 @@ policy_runtime (const struct link_policy *p, char **path)
       free (*path);
       *path = NULL;
       return -1;
+    }
+  if (object_target (*path, &built)
+      && (built.elfclass != target->elfclass || built.data != target->data
+          || built.machine != target->machine))
+    {
+      char link[48], runtime[48];
+
+      describe_target (target, link, sizeof link);
+      describe_target (&built, runtime, sizeof runtime);
+      plugin_message (LDPL_WARNING, "%s link: the runtime %s is %s, so it "
+                      "is not linked and nothing prefetches at start-up "
+                      "(%sno-runtime says this is meant)", link, *path,
+                      runtime, p->spelling);
+      free (*path);
+      *path = NULL;
+      p->no_runtime = true;
+      p->foreign_target = true;
     }
   return 0;
 }

@@ -42,7 +42,8 @@ struct link_policy
   const char *runtime_dir;      /* runtime-dir=DIR */
   const char *order;            /* order=FILE, or NULL */
   uint64_t capacity;            /* capacity=PAGES; 0: estimate */
-  bool no_runtime;              /* no-runtime */
+  bool no_runtime;              /* no-runtime, or a foreign target */
+  bool foreign_target;          /* the runtime is another machine's */
   bool hook_preinit;            /* hook=preinit (hook=entry: false) */
   bool verbose;                 /* verbose */
   bool quiet;                   /* quiet: no warnings */
@@ -126,10 +127,16 @@ int policy_write_region (const struct link_policy *p,
                          const struct reserve_target *target,
                          uint64_t capacity, char **path);
 
-/* The runtime object the link gets, in *PATH (to be freed), or NULL with
- * no-runtime.  Returns 0, or -1 after a fatal message (one that names
- * the options to set when the object is not there). */
-int policy_runtime (const struct link_policy *p, char **path);
+/* The runtime object a link for TARGET gets, in *PATH (to be freed), or
+ * NULL with no-runtime.  A runtime built for another ELF class, byte
+ * order or machine (an i386 or x32 link against the x86-64 runtime) is
+ * not linked: a warning says so, and the policy becomes no-runtime and
+ * foreign_target, so that the region and the entry point are those of a
+ * link without it.  Called once per link, before the region is written.
+ * Returns 0, or -1 after a fatal message (one that names the options to
+ * set when the object is not there). */
+int policy_runtime (struct link_policy *p,
+                    const struct reserve_target *target, char **path);
 
 /* What is said about the patched output OUTPUT whose region describes
  * CAPACITY pages: a warning when the image is larger (and the option to
