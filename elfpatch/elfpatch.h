@@ -555,6 +555,11 @@ int watch_signal (struct recording *rec, pid_t pid, struct watch_task *w,
    process TGID sets for SIGSEGV or SIGTRAP (see watch_signal).  */
 void watch_sigaction (pid_t pid, pid_t tgid, struct watch_task *w,
                       const uint64_t args[6]);
+/* At the entry of PID's clone or clone3 (NR, ARGS), while W's code is
+   watched: takes CLONE_UNTRACED away, so that the new task is traced
+   like every other (see watch.c).  */
+void watch_clone (pid_t pid, struct watch_task *w, uint64_t nr,
+                  const uint64_t args[6]);
 /* Drops W's space (the task ended or exec'd).  */
 void watch_release (struct watch_task *w);
 /* Adds F's 'order' and 'calls' to its block B (pages already there).  */

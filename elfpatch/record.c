@@ -352,6 +352,8 @@ on_entry (struct tracer *tr, struct tracee *t, uint32_t arch, uint64_t nr,
     return;
   if (nr == SYS_rt_sigaction)
     watch_sigaction (t->pid, t->tgid, &t->w, args);
+  else if (nr == SYS_clone || nr == SYS_clone3)
+    watch_clone (t->pid, &t->w, nr, args);
   if (!t->recorded)
     return;
   /* The image about to be replaced: its pages were used too.  */

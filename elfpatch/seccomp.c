@@ -12,8 +12,9 @@
  * call) that returns SECCOMP_RET_TRACE for exactly those calls made in
  * x86-64 mode (the calls exact.c, watch.c and record.c act on: mmap with
  * a file descriptor and without MAP_ANONYMOUS, for the exact method and
- * code watching only; rt_sigaction of SIGSEGV and SIGTRAP, for code
- * watching only; execve and execveat) and SECCOMP_RET_ALLOW for
+ * code watching only; rt_sigaction of SIGSEGV and SIGTRAP, clone with
+ * CLONE_UNTRACED and every clone3, for code watching only; execve and
+ * execveat) and SECCOMP_RET_ALLOW for
  * everything else.  The tracer sets PTRACE_O_TRACESECCOMP and resumes
  * with PTRACE_CONT; the kernel stops the tracee with
  * PTRACE_EVENT_SECCOMP at the entry of a traced call, and one
@@ -43,6 +44,7 @@
  */
 
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stddef.h>
 #include <sys/mman.h>
@@ -68,10 +70,22 @@ seccomp_filter_install (const struct record_options *opt)
   struct sock_filter code[] =
   {
     BPF_STMT (BPF_LD | BPF_W | BPF_ABS, offsetof (struct seccomp_data, arch)),
-    BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 13),
+    BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 17),
     BPF_STMT (BPF_LD | BPF_W | BPF_ABS, offsetof (struct seccomp_data, nr)),
-    BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, SYS_execve, 10, 0),
-    BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, SYS_execveat, 9, 0),
+    BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, SYS_execve, 14, 0),
+    BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, SYS_execveat, 13, 0),
+    /* Code watching keeps every new task traced: a clone asking for
+       CLONE_UNTRACED, and every clone3 (its flags are in memory).  */
+    opt->order
+    ? (struct sock_filter) BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, SYS_clone,
+                                     0, 2)
+    : (struct sock_filter) BPF_JUMP (BPF_JMP | BPF_JA | BPF_K, 2, 0, 0),
+    BPF_STMT (BPF_LD | BPF_W | BPF_ABS, ARG_LOW (0)),
+    BPF_JUMP (BPF_JMP | BPF_JSET | BPF_K, CLONE_UNTRACED, 10, 11),
+    opt->order
+    ? (struct sock_filter) BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, SYS_clone3,
+                                     9, 0)
+    : (struct sock_filter) BPF_JUMP (BPF_JMP | BPF_JA | BPF_K, 0, 0, 0),
     /* Code watching mirrors the actions of SIGSEGV and SIGTRAP.  */
     opt->order
     ? (struct sock_filter) BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K,

@@ -65,7 +65,13 @@
  * stays traced while it can run watched code: a child that is not
  * recorded has each protection and breakpoint undone when it meets it,
  * recording nothing, and (without the seccomp filter) is let go at its
- * exec, which replaces the watched code.  A stop that does not match
+ * exec, which replaces the watched code.  A task created with
+ * CLONE_UNTRACED would escape the tracer and die at the first watched
+ * page or breakpoint it runs (LeakSanitizer clones one at exit to ptrace
+ * its parent, which then waits for it forever); so at the entry of a
+ * clone or clone3 that asks for it, the flag is taken away (watch_clone)
+ * and the task is traced like the others, as under strace -f.  A stop
+ * that does not match
  * what elfpatch did (a SIGTRAP the program raised, an int3 of its own, a
  * fault on another address) is delivered to the program as before.
  *
@@ -85,6 +91,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -831,6 +838,31 @@ watch_sigaction (pid_t pid, pid_t tgid, struct watch_task *w,
   sp->action[k] = (struct kernel_action) { v[0], v[1], v[2], v[3] };
 }
 
+void
+watch_clone (pid_t pid, struct watch_task *w, uint64_t nr,
+             const uint64_t args[6])
+{
+  if (w->space == NULL)
+    return;
+  if (nr == SYS_clone && (args[0] & CLONE_UNTRACED))
+    {
+      struct user_regs_struct regs;
+      if (ptrace (PTRACE_GETREGS, pid, 0, &regs) != 0)
+        return;
+      regs.rdi &= ~(unsigned long long) CLONE_UNTRACED;
+      ptrace (PTRACE_SETREGS, pid, 0, &regs);
+    }
+  else if (nr == SYS_clone3 && args[0] != 0 && args[1] >= sizeof (uint64_t))
+    {
+      /* struct clone_args begins with the flags.  */
+      errno = 0;
+      long flags = ptrace (PTRACE_PEEKDATA, pid, (void *) args[0], 0);
+      if (errno == 0 && (flags & CLONE_UNTRACED))
+        ptrace (PTRACE_POKEDATA, pid, (void *) args[0],
+                (void *) (flags & ~(long) CLONE_UNTRACED));
+    }
+}
+
 /* The mask of /proc/PID/status's line NAME ("SigCgt:").  */
 static uint64_t
 status_mask (pid_t pid, const char *name)
@@ -952,6 +984,16 @@ watch_inherit (struct watch_task *child, pid_t pid,
   (void) parent;
   (void) parent_pid;
   (void) recorded;
+}
+
+void
+watch_clone (pid_t pid, struct watch_task *w, uint64_t nr,
+             const uint64_t args[6])
+{
+  (void) pid;
+  (void) w;
+  (void) nr;
+  (void) args;
 }
 
 void
