@@ -201,7 +201,9 @@ scan_argument (struct link *l, char *const *argv, int i, bool *skip)
     l->output = arg + 9;
   else if (has_prefix (arg, "-o") && arg[2] != '\0')
     l->output = arg + 2;
-  if (takes_value (arg))
+  if (policy_linker_argument (&policy, arg, argv[i + 1]))
+    *skip = true;
+  else if (takes_value (arg))
     *skip = argv[i + 1] != NULL;
   else if (strcmp (arg, "-shared") == 0 || strcmp (arg, "--shared") == 0
            || strcmp (arg, "-Bshareable") == 0)

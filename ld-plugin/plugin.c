@@ -209,8 +209,10 @@ report_link (const char *runtime)
     snprintf (basis, sizeof basis, "set by capacity=");
   else
     snprintf (basis, sizeof basis, "estimated from %u inputs%s, %" PRIu64
-              " KiB", estimate.inputs, lto_count != 0 ? " and the LTO "
-              "plugin's IR objects" : "", estimate.bytes / 1024);
+              " KiB%s", estimate.inputs, lto_count != 0 ? " and the LTO "
+              "plugin's IR objects" : "", estimate.bytes / 1024,
+              policy_padding (&policy) != 0 ? ", and the padding of "
+              "-z max-page-size" : "");
   plugin_message (LDPL_INFO, "%s: capacity %" PRIu64 " pages (%s), region "
                   "%" PRIu64 " bytes, runtime %s",
                   policy_output_kind (&policy), capacity, basis,
@@ -384,6 +386,39 @@ start_order (void)
   return LDPS_OK;
 }
 
+/* Gives the policy the linker's own arguments (policy_linker_argument):
+ * the plugin runs inside the linker, whose command line
+ * /proc/self/cmdline holds, each argument ended by a NUL.  When it
+ * cannot be read, nothing is learnt. */
+static void
+read_linker_arguments (void)
+{
+  FILE *f = fopen ("/proc/self/cmdline", "re");
+  char *arg = NULL, *next = NULL;
+  size_t arg_size = 0, next_size = 0;
+
+  if (f == NULL)
+    return;
+  if (getdelim (&arg, &arg_size, '\0', f) > 0)
+    for (;;)
+      {
+        bool more = getdelim (&next, &next_size, '\0', f) > 0;
+        char *swap;
+        size_t swap_size;
+
+        if (policy_linker_argument (&policy, arg, more ? next : NULL)
+            && more)
+          more = getdelim (&next, &next_size, '\0', f) > 0;
+        if (!more)
+          break;
+        swap = arg, arg = next, next = swap;
+        swap_size = arg_size, arg_size = next_size, next_size = swap_size;
+      }
+  free (arg);
+  free (next);
+  fclose (f);
+}
+
 enum ld_plugin_status onload (struct ld_plugin_tv *tv);
 
 enum ld_plugin_status
@@ -395,6 +430,7 @@ onload (struct ld_plugin_tv *tv)
   if (tv == NULL)
     return LDPS_ERR;
   policy_init (&policy, "-plugin-opt=", "");
+  read_linker_arguments ();
 
   /* The message hook comes first, so that option errors can be told. */
   if (tv[0].tv_tag == LDPT_MESSAGE)

@@ -15,7 +15,12 @@
  * multiple of 128 pages (the region is padded to 16 bytes anyway).  An
  * overestimate costs 32 bytes per MiB; an underestimate leaves the end of
  * the image out of the bitmap, which the report after the link warns
- * about, naming the capacity= to relink with.  The plugin sees every
+ * about, naming the capacity= to relink with.  A -z max-page-size above
+ * 4 KiB on the linker's command line adds POLICY_PADDED_SEGMENTS times
+ * it, the file space GNU ld and gold leave between segments.  The
+ * plugin reads that line from /proc/self/cmdline (it runs inside the
+ * linker; options in a response file are not seen), pbitmap-ld from its
+ * own arguments.  The plugin sees every
  * archive member the link loads (claim_file), pbitmap-ld only the files
  * on the command line, which is why it links a second time when the
  * image outgrows the estimate.
@@ -325,10 +330,52 @@ policy_capacity_for (uint64_t bytes)
   return pages > POLICY_CAPACITY_MAX ? POLICY_CAPACITY_MAX : pages;
 }
 
+int
+policy_linker_argument (struct link_policy *p, const char *arg,
+                        const char *next)
+{
+  static const char key[] = "max-page-size=";
+  const char *value = NULL;
+  int took_next = 0;
+  char *end;
+  unsigned long long size;
+
+  if (strcmp (arg, "-z") == 0 && next != NULL)
+    {
+      took_next = 1;
+      if (strncmp (next, key, sizeof key - 1) == 0)
+        value = next + sizeof key - 1;
+    }
+  else if (strncmp (arg, "-z", 2) == 0
+           && strncmp (arg + 2, key, sizeof key - 1) == 0)
+    value = arg + 2 + sizeof key - 1;
+  if (value == NULL)
+    return took_next;
+  errno = 0;
+  size = strtoull (value, &end, 0);
+  if (errno == 0 && end != value && *end == '\0'
+      && size <= POLICY_MAX_PAGE_SIZE)
+    p->max_page_size = size;
+  return took_next;
+}
+
+uint64_t
+policy_padding (const struct link_policy *p)
+{
+  if (p->max_page_size <= PBITMAP_PAGE_SIZE)
+    return 0;
+  return POLICY_PADDED_SEGMENTS * p->max_page_size;
+}
+
 uint64_t
 policy_capacity (const struct link_policy *p, const struct link_estimate *e)
 {
-  return p->capacity != 0 ? p->capacity : policy_capacity_for (e->bytes);
+  uint64_t padding = policy_padding (p);
+
+  if (p->capacity != 0)
+    return p->capacity;
+  return policy_capacity_for (e->bytes > UINT64_MAX - padding
+                              ? UINT64_MAX : e->bytes + padding);
 }
 
 /* The region and the runtime. */

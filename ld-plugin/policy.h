@@ -34,6 +34,14 @@
  * bytes of region per MiB. */
 #define LTO_GROWTH 4
 
+/* GNU ld's and gold's executables and libraries have up to four PT_LOADs
+ * (headers and read-only data, code, more read-only data, data), each
+ * starting at a file offset aligned to the max-page-size after the first:
+ * at 2 MiB, a small program's file is 6 MiB.  The largest page size
+ * taken; a larger one is a typo for the linker to report. */
+#define POLICY_PADDED_SEGMENTS 3
+#define POLICY_MAX_PAGE_SIZE (UINT64_C (1) << 30)
+
 /* The options, as given, and what the front end learnt of the link. */
 struct link_policy
 {
@@ -49,6 +57,7 @@ struct link_policy
   bool quiet;                   /* quiet: no warnings */
   enum ld_plugin_output_file_type output;  /* LDPO_EXEC, _PIE, _DYN, _REL */
   bool gold;                    /* the linker is gold */
+  uint64_t max_page_size;       /* the linker's -z max-page-size, or 0 */
 };
 
 /* The defaults.  A user sets an option NAME as SPELLING NAME; it reaches
@@ -99,12 +108,25 @@ void estimate_add_ir (struct link_estimate *e, uint64_t size);
  * one, the machine's we run on. */
 const struct reserve_target *estimate_target (struct link_estimate *e);
 
+/* Takes ARG, one argument of the real linker's command line, and NEXT,
+ * the one after it (or NULL), for what the policy learns there: the
+ * -z max-page-size=SIZE (or -zmax-page-size=SIZE) that GNU ld and gold
+ * align segments' file offsets to.  Returns 1 when NEXT was ARG's value,
+ * else 0. */
+int policy_linker_argument (struct link_policy *p, const char *arg,
+                            const char *next);
+
+/* The segment padding the estimate adds for P's max-page-size: none for
+ * the default, else POLICY_PADDED_SEGMENTS times the size. */
+uint64_t policy_padding (const struct link_policy *p);
+
 /* The capacity for an image estimated at BYTES: a quarter more for
  * alignment and linker-made sections, plus 16 pages, rounded up to a
  * multiple of 128 pages. */
 uint64_t policy_capacity_for (uint64_t bytes);
 
-/* capacity= when given, else the capacity for E's estimate. */
+/* capacity= when given, else the capacity for E's estimate and P's
+ * padding. */
 uint64_t policy_capacity (const struct link_policy *p,
                           const struct link_estimate *e);
 
