@@ -40,25 +40,30 @@
 #define AR_HEADER_SIZE 60
 #define AR_SIZE_FIELD 48
 
+/* plugin_linker_arguments' receiver: keeps in *CTX (a char *, to be
+ * freed) the file of the last -fresolution= option. */
+static int
+note_resolution (void *ctx, const char *arg, const char *next)
+{
+  char **found = ctx;
+
+  (void) next;
+  if (strncmp (arg, RESOLUTION_OPT, strlen (RESOLUTION_OPT)) == 0)
+    {
+      free (*found);
+      *found = strdup (arg + strlen (RESOLUTION_OPT));
+    }
+  return 0;
+}
+
 /* The resolution file's name from our own command line, or NULL (to be
  * freed). */
 static char *
 resolution_path (void)
 {
-  FILE *f = fopen ("/proc/self/cmdline", "r");
-  char *arg = NULL, *found = NULL;
-  size_t cap = 0;
+  char *found = NULL;
 
-  if (f == NULL)
-    return NULL;
-  while (getdelim (&arg, &cap, '\0', f) > 0)
-    if (strncmp (arg, RESOLUTION_OPT, strlen (RESOLUTION_OPT)) == 0)
-      {
-        free (found);
-        found = strdup (arg + strlen (RESOLUTION_OPT));
-      }
-  free (arg);
-  fclose (f);
+  plugin_linker_arguments (note_resolution, &found);
   return found;
 }
 

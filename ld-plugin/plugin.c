@@ -386,37 +386,45 @@ start_order (void)
   return LDPS_OK;
 }
 
-/* Gives the policy the linker's own arguments (policy_linker_argument):
- * the plugin runs inside the linker, whose command line
- * /proc/self/cmdline holds, each argument ended by a NUL.  When it
- * cannot be read, nothing is learnt. */
-static void
-read_linker_arguments (void)
+void
+plugin_linker_arguments (int (*fn) (void *ctx, const char *arg,
+                                    const char *next),
+                         void *ctx)
 {
   FILE *f = fopen ("/proc/self/cmdline", "re");
-  char *arg = NULL, *next = NULL;
-  size_t arg_size = 0, next_size = 0;
+  FILE *text_stream;
+  char *text = NULL, chunk[4096];
+  size_t size = 0, got;
 
   if (f == NULL)
     return;
-  if (getdelim (&arg, &arg_size, '\0', f) > 0)
-    for (;;)
-      {
-        bool more = getdelim (&next, &next_size, '\0', f) > 0;
-        char *swap;
-        size_t swap_size;
-
-        if (policy_linker_argument (&policy, arg, more ? next : NULL)
-            && more)
-          more = getdelim (&next, &next_size, '\0', f) > 0;
-        if (!more)
-          break;
-        swap = arg, arg = next, next = swap;
-        swap_size = arg_size, arg_size = next_size, next_size = swap_size;
-      }
-  free (arg);
-  free (next);
+  text_stream = open_memstream (&text, &size);
+  if (text_stream == NULL)
+    {
+      fclose (f);
+      return;
+    }
+  while ((got = fread (chunk, 1, sizeof chunk, f)) > 0)
+    fwrite (chunk, 1, got, text_stream);
   fclose (f);
+  /* Each argument ends with a NUL. */
+  if (fclose (text_stream) == 0)
+    for (char *arg = text, *end = text + size; arg < end;)
+      {
+        char *next = arg + strlen (arg) + 1;
+
+        if (fn (ctx, arg, next < end ? next : NULL) && next < end)
+          next += strlen (next) + 1;
+        arg = next;
+      }
+  free (text);
+}
+
+/* plugin_linker_arguments' receiver for the policy. */
+static int
+take_linker_argument (void *ctx, const char *arg, const char *next)
+{
+  return policy_linker_argument (ctx, arg, next);
 }
 
 enum ld_plugin_status onload (struct ld_plugin_tv *tv);
@@ -430,7 +438,7 @@ onload (struct ld_plugin_tv *tv)
   if (tv == NULL)
     return LDPS_ERR;
   policy_init (&policy, "-plugin-opt=", "");
-  read_linker_arguments ();
+  plugin_linker_arguments (take_linker_argument, &policy);
 
   /* The message hook comes first, so that option errors can be told. */
   if (tv[0].tv_tag == LDPT_MESSAGE)

@@ -64,6 +64,16 @@ int reserve_write_object (int fd, const char *path,
                           uint64_t capacity, enum reserve_link link,
                           bool spare);
 
+/* plugin.c: calls FN (CTX, ARG, NEXT) for each argument ARG of the
+ * linker's own command line, NEXT the one after it or NULL; when FN
+ * returns nonzero, NEXT was ARG's value and is passed over.  The plugin
+ * runs inside the linker, and the plugin interface gives it only its own
+ * options, so the line is read from /proc/self/cmdline; when it cannot
+ * be, FN is not called. */
+void plugin_linker_arguments (int (*fn) (void *ctx, const char *arg,
+                                         const char *next),
+                              void *ctx);
+
 /* lto.c: the bytes of the IR objects the LTO plugin claimed before
  * pbitmap's plugin could see them, as its resolution file lists them;
  * *FILES is set to their number.  0 when there are none, or when the LTO
