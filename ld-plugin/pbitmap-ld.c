@@ -46,7 +46,11 @@
  * hook=entry|preinit, order=FILE, verbose, quiet; order=FILE also as the
  * plugin takes it.  Relocatable links (-r) and queries (--version,
  * --help) go to the real linker untouched.  Response files (@FILE) are
- * passed on but not read: options in them are not seen here.
+ * read as the linker reads them (argfile.c), for all of the above: GCC's
+ * driver puts every -Wl, option in one of its own when it was given one.
+ * A response file holding one of pbitmap-ld's options goes to the real
+ * linker written again without it (and is removed after the link), any
+ * other as it is.
  */
 
 #include <errno.h>
@@ -77,6 +81,9 @@ struct link
   const char *linker;           /* as asked for */
   const char *output;
   bool query;                   /* --version, --help, -v: no output */
+  struct argfile_args line;     /* the arguments, response files read */
+  char **written;               /* @FILE of each response file written */
+  size_t nwritten;
 };
 
 /* The options and the link's kind, and the estimate of its image. */
@@ -186,10 +193,22 @@ size_input (const char *path)
   close (fd);
 }
 
+/* Removes the response files rewrite_response_file wrote. */
+static void
+drop_response_files (struct link *l)
+{
+  for (size_t i = 0; i < l->nwritten; i++)
+    {
+      unlink (l->written[i] + 1);
+      free (l->written[i]);
+    }
+  l->nwritten = 0;
+}
+
 /* Reads what matters in one argument of the real linker's; *SKIP is set
  * when the next argument is this one's value. */
 static void
-scan_argument (struct link *l, char *const *argv, int i, bool *skip)
+scan_argument (struct link *l, char *const *argv, size_t i, bool *skip)
 {
   const char *arg = argv[i];
 
@@ -223,40 +242,104 @@ scan_argument (struct link *l, char *const *argv, int i, bool *skip)
     size_input (arg);
 }
 
+/* Writes the arguments of L->line that came from the response file at
+ * index ORIGIN of the line and that KEPT marks to a response file of its
+ * own, removed at the end (drop_response_files), and returns its @FILE
+ * argument; the process ends on an error. */
+static char *
+rewrite_response_file (struct link *l, int origin, const bool *kept)
+{
+  char *path, *arg = NULL;
+  int fd = reserve_create_file (".rsp", &path);
+  FILE *f;
+  int rc = 0;
+
+  if (fd < 0)
+    {
+      drop_response_files (l);
+      exit (1);
+    }
+  f = fdopen (fd, "w");
+  if (f == NULL)
+    {
+      close (fd);
+      rc = -1;
+    }
+  for (size_t i = 0; f != NULL && rc == 0 && i < l->line.count; i++)
+    if (l->line.origin[i] == origin && kept[i])
+      rc = argfile_write (f, &l->line.args[i], 1);
+  if ((f != NULL && fclose (f) != 0) || rc != 0
+      || asprintf (&arg, "@%s", path) < 0)
+    {
+      plugin_message (LDPL_FATAL, "%s: cannot write the response file "
+                      "without pbitmap-ld's options: %s", path,
+                      strerror (errno));
+      unlink (path);
+      free (path);
+      drop_response_files (l);
+      exit (1);
+    }
+  free (path);
+  l->written[l->nwritten++] = arg;
+  return arg;
+}
+
+/* Reads the command line ARGV, response files included, and sets L's
+ * real linker arguments to it without pbitmap-ld's own options: an
+ * argument that is one is left out, and a response file that holds one
+ * is written again without it.  The process ends on an error. */
 static void
 parse_command_line (struct link *l, int argc, char **argv)
 {
-  bool skip = false;
+  bool skip = false, *kept, *dropped;
+  char **e;
 
   /* Room for the region and runtime objects, the ordering options and
-   * the NULL. */
+   * the NULL; each argument given is passed on once at most. */
   l->args = calloc (argc + 5, sizeof *l->args);
-  if (l->args == NULL)
+  l->written = calloc (argc, sizeof *l->written);
+  dropped = calloc (argc, sizeof *dropped);
+  if (l->args == NULL || l->written == NULL || dropped == NULL
+      || argfile_expand (argc - 1, argv + 1, &l->line) != 0
+      || (kept = calloc (l->line.count + 1, sizeof *kept)) == NULL)
     {
       plugin_message (LDPL_FATAL, "out of memory");
       exit (1);
     }
   l->args[l->nargs++] = NULL;           /* the real linker, later */
   l->output = "a.out";
-  for (int i = 1; i < argc; i++)
+  e = l->line.args;
+  for (size_t i = 0; i < l->line.count; i++)
     {
-      if (!skip && own_option (l, argv[i]))
-        continue;
-      /* The plugin's option in two arguments: -plugin-opt order=FILE. */
-      if (!skip && argv[i + 1] != NULL && has_prefix (argv[i + 1], "order=")
-          && (strcmp (argv[i], "-plugin-opt") == 0
-              || strcmp (argv[i], "--plugin-opt") == 0))
+      int origin = l->line.origin[i];
+
+      if (!skip && own_option (l, e[i]))
         {
-          take_option (argv[i + 1], argv[i + 1]);
-          i++;
+          dropped[origin] = true;
           continue;
         }
-      l->args[l->nargs++] = argv[i];
+      /* The plugin's option in two arguments: -plugin-opt order=FILE. */
+      if (!skip && e[i + 1] != NULL && has_prefix (e[i + 1], "order=")
+          && (strcmp (e[i], "-plugin-opt") == 0
+              || strcmp (e[i], "--plugin-opt") == 0))
+        {
+          take_option (e[i + 1], e[i + 1]);
+          dropped[origin] = dropped[l->line.origin[++i]] = true;
+          continue;
+        }
+      kept[i] = true;
       if (skip)
         skip = false;
       else
-        scan_argument (l, argv, i, &skip);
+        scan_argument (l, e, i, &skip);
     }
+  for (int j = 0; j < argc - 1; j++)
+    if (!dropped[j])
+      l->args[l->nargs++] = argv[j + 1];
+    else if (l->line.read[j])
+      l->args[l->nargs++] = rewrite_response_file (l, j, kept);
+  free (kept);
+  free (dropped);
 }
 
 /* ---- the real linker -------------------------------------------------- */
@@ -587,18 +670,20 @@ main (int argc, char **argv)
     {
       plugin_message (LDPL_FATAL, "cannot find the linker %s (set "
                       "--pbitmap-ld=PROG or PBITMAP_LD)", name);
+      drop_response_files (&l);
       return 1;
     }
   l.args[0] = linker;
   if (l.query || policy.output == LDPO_REL)
+    status = run (l.args);
+  else
     {
-      execv (linker, l.args);
-      plugin_message (LDPL_FATAL, "cannot run %s: %s", linker,
-                      strerror (errno));
-      return 127;
+      policy.gold = is_gold (linker);
+      status = link_in_order (&l, linker);
     }
-  policy.gold = is_gold (linker);
-  status = link_in_order (&l, linker);
+  drop_response_files (&l);
+  free (l.written);
+  argfile_free (&l.line);
   free (linker);
   free (l.args);
   return status;

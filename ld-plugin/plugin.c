@@ -386,6 +386,22 @@ start_order (void)
   return LDPS_OK;
 }
 
+/* The arguments of the NUL-separated line TEXT of SIZE bytes, to be
+ * freed (not the strings, which are TEXT's), or NULL; *COUNT is set to
+ * their number. */
+static char **
+split_command_line (char *text, size_t size, int *count)
+{
+  char **argv = calloc (size + 1, sizeof *argv);
+
+  *count = 0;
+  if (argv != NULL)
+    for (char *arg = text, *end = text + size; arg < end;
+         arg += strlen (arg) + 1)
+      argv[(*count)++] = arg;
+  return argv;
+}
+
 void
 plugin_linker_arguments (int (*fn) (void *ctx, const char *arg,
                                     const char *next),
@@ -393,8 +409,10 @@ plugin_linker_arguments (int (*fn) (void *ctx, const char *arg,
 {
   FILE *f = fopen ("/proc/self/cmdline", "re");
   FILE *text_stream;
-  char *text = NULL, chunk[4096];
+  char *text = NULL, chunk[4096], **argv = NULL;
   size_t size = 0, got;
+  struct argfile_args line = { 0 };
+  int argc;
 
   if (f == NULL)
     return;
@@ -408,15 +426,14 @@ plugin_linker_arguments (int (*fn) (void *ctx, const char *arg,
     fwrite (chunk, 1, got, text_stream);
   fclose (f);
   /* Each argument ends with a NUL. */
-  if (fclose (text_stream) == 0)
-    for (char *arg = text, *end = text + size; arg < end;)
-      {
-        char *next = arg + strlen (arg) + 1;
-
-        if (fn (ctx, arg, next < end ? next : NULL) && next < end)
-          next += strlen (next) + 1;
-        arg = next;
-      }
+  if (fclose (text_stream) == 0
+      && (argv = split_command_line (text, size, &argc)) != NULL
+      && argfile_expand (argc, argv, &line) == 0)
+    for (size_t i = 0; i < line.count; i++)
+      if (fn (ctx, line.args[i], line.args[i + 1]) && i + 1 < line.count)
+        i++;
+  argfile_free (&line);
+  free (argv);
   free (text);
 }
 

@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <plugin-api.h>
 #include <gelf.h>
 
@@ -64,12 +65,35 @@ int reserve_write_object (int fd, const char *path,
                           uint64_t capacity, enum reserve_link link,
                           bool spare);
 
+/* argfile.c: a command line with its response files (@FILE) read, as
+ * the linker reads them.  ARGS holds COUNT arguments and a NULL, each to
+ * be freed; ORIGIN[I] is the index, in the line given, of the argument
+ * ARGS[I] comes from (itself, or the response file it was read from);
+ * READ[J] is whether the line's argument J was a response file that was
+ * read. */
+struct argfile_args
+{
+  char **args;
+  int *origin;
+  bool *read;
+  size_t count, room;
+};
+
+/* Sets *A to ARGC arguments ARGV with every response file read.  Returns
+ * 0, or -1 when out of memory (then *A holds nothing). */
+int argfile_expand (int argc, char *const *argv, struct argfile_args *a);
+void argfile_free (struct argfile_args *a);
+
+/* Writes COUNT arguments ARGS to F as a response file the linker reads
+ * back as the same arguments.  Returns 0, or -1 on a write error. */
+int argfile_write (FILE *f, char *const *args, size_t count);
+
 /* plugin.c: calls FN (CTX, ARG, NEXT) for each argument ARG of the
- * linker's own command line, NEXT the one after it or NULL; when FN
- * returns nonzero, NEXT was ARG's value and is passed over.  The plugin
- * runs inside the linker, and the plugin interface gives it only its own
- * options, so the line is read from /proc/self/cmdline; when it cannot
- * be, FN is not called. */
+ * linker's own command line, response files read (argfile.c), NEXT the
+ * one after it or NULL; when FN returns nonzero, NEXT was ARG's value
+ * and is passed over.  The plugin runs inside the linker, and the plugin
+ * interface gives it only its own options, so the line is read from
+ * /proc/self/cmdline; when it cannot be, FN is not called. */
 void plugin_linker_arguments (int (*fn) (void *ctx, const char *arg,
                                          const char *next),
                               void *ctx);

@@ -19,8 +19,8 @@
  * 4 KiB on the linker's command line adds POLICY_PADDED_SEGMENTS times
  * it, the file space GNU ld and gold leave between segments.  The
  * plugin reads that line from /proc/self/cmdline (it runs inside the
- * linker; options in a response file are not seen), pbitmap-ld from its
- * own arguments.  The plugin sees every
+ * linker), pbitmap-ld from its own arguments, both with their response
+ * files read (argfile.c).  The plugin sees every
  * archive member the link loads (claim_file), pbitmap-ld only the files
  * on the command line, which is why it links a second time when the
  * image outgrows the estimate.
