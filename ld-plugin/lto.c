@@ -13,7 +13,8 @@
  * LTO plugin writes them down: in its all_symbols_read, which the linker
  * calls before pbitmap's (load order again), it writes its resolution
  * file, whose name GCC passes it as -plugin-opt=-fresolution=FILE on the
- * linker's command line.  That file starts with the number of claimed
+ * linker's command line (the plugin notes it, lto_note_resolution, when
+ * it reads that line at onload).  That file starts with the number of claimed
  * files; then, for each, a line "NAME SYMBOLS" followed by SYMBOLS symbol
  * lines.  NAME is a path, or PATH@0xOFFSET for an archive member, whose
  * ar header (60 bytes, the size in decimal at byte 48) precedes OFFSET.
@@ -40,31 +41,14 @@
 #define AR_HEADER_SIZE 60
 #define AR_SIZE_FIELD 48
 
-/* plugin_linker_arguments' receiver: keeps in *CTX (a char *, to be
- * freed) the file of the last -fresolution= option. */
-static int
-note_resolution (void *ctx, const char *arg, const char *next)
+void
+lto_note_resolution (const char *arg, char **path)
 {
-  char **found = ctx;
-
-  (void) next;
   if (strncmp (arg, RESOLUTION_OPT, strlen (RESOLUTION_OPT)) == 0)
     {
-      free (*found);
-      *found = strdup (arg + strlen (RESOLUTION_OPT));
+      free (*path);
+      *path = strdup (arg + strlen (RESOLUTION_OPT));
     }
-  return 0;
-}
-
-/* The resolution file's name from our own command line, or NULL (to be
- * freed). */
-static char *
-resolution_path (void)
-{
-  char *found = NULL;
-
-  plugin_linker_arguments (note_resolution, &found);
-  return found;
 }
 
 /* The size of the member whose data starts at OFFSET of archive PATH. */
@@ -103,10 +87,9 @@ claimed_size (char *name)
 }
 
 uint64_t
-lto_claimed_bytes (unsigned *files)
+lto_claimed_bytes (const char *resolution, unsigned *files)
 {
-  char *path = resolution_path ();
-  FILE *f = path != NULL ? fopen (path, "r") : NULL;
+  FILE *f = resolution != NULL ? fopen (resolution, "r") : NULL;
   char *line = NULL;
   size_t cap = 0;
   unsigned count = 0;
@@ -133,6 +116,5 @@ lto_claimed_bytes (unsigned *files)
   free (line);
   if (f != NULL)
     fclose (f);
-  free (path);
   return bytes;
 }

@@ -85,6 +85,7 @@ static struct link_policy policy;
 /* What the inputs told us. */
 static struct link_estimate estimate;
 static unsigned lto_count;              /* IR objects the LTO plugin claimed */
+static char *lto_resolution;            /* its resolution file, if named */
 
 /* The state of this link. */
 static uint64_t capacity;
@@ -234,7 +235,8 @@ onall_symbols_read (void)
         plugin_message (LDPL_INFO, "relocatable link: nothing reserved");
       return LDPS_OK;
     }
-  estimate_add_ir (&estimate, lto_claimed_bytes (&lto_count));
+  estimate_add_ir (&estimate, lto_claimed_bytes (lto_resolution,
+                                                   &lto_count));
   capacity = policy_capacity (&policy, &estimate);
 
   /* The runtime first: a link without it gets a region that links no
@@ -289,6 +291,8 @@ oncleanup (void)
       reserve_path = NULL;
     }
   place_cleanup ();
+  free (lto_resolution);
+  lto_resolution = NULL;
   /* After a failed link there is nothing to patch, and a second fatal
    * message would only hide the first. */
   if (reserved && !failed)
@@ -402,7 +406,13 @@ split_command_line (char *text, size_t size, int *count)
   return argv;
 }
 
-void
+/* Calls FN (CTX, ARG, NEXT) for each argument ARG of the linker's own
+ * command line, response files read (argfile.c), NEXT the one after it
+ * or NULL; when FN returns nonzero, NEXT was ARG's value and is passed
+ * over.  The plugin runs inside the linker, and the plugin interface
+ * gives it only its own options, so the line is read from
+ * /proc/self/cmdline; when it cannot be, FN is not called. */
+static void
 plugin_linker_arguments (int (*fn) (void *ctx, const char *arg,
                                     const char *next),
                          void *ctx)
@@ -437,10 +447,12 @@ plugin_linker_arguments (int (*fn) (void *ctx, const char *arg,
   free (text);
 }
 
-/* plugin_linker_arguments' receiver for the policy. */
+/* plugin_linker_arguments' receiver: the policy's arguments, and GCC's
+ * resolution file for lto.c. */
 static int
 take_linker_argument (void *ctx, const char *arg, const char *next)
 {
+  lto_note_resolution (arg, &lto_resolution);
   return policy_linker_argument (ctx, arg, next);
 }
 

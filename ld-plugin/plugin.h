@@ -88,21 +88,15 @@ void argfile_free (struct argfile_args *a);
  * back as the same arguments.  Returns 0, or -1 on a write error. */
 int argfile_write (FILE *f, char *const *args, size_t count);
 
-/* plugin.c: calls FN (CTX, ARG, NEXT) for each argument ARG of the
- * linker's own command line, response files read (argfile.c), NEXT the
- * one after it or NULL; when FN returns nonzero, NEXT was ARG's value
- * and is passed over.  The plugin runs inside the linker, and the plugin
- * interface gives it only its own options, so the line is read from
- * /proc/self/cmdline; when it cannot be, FN is not called. */
-void plugin_linker_arguments (int (*fn) (void *ctx, const char *arg,
-                                         const char *next),
-                              void *ctx);
+/* lto.c: when ARG is GCC's -plugin-opt=-fresolution=FILE, sets *PATH
+ * (to be freed) to FILE, the LTO plugin's resolution file. */
+void lto_note_resolution (const char *arg, char **path);
 
 /* lto.c: the bytes of the IR objects the LTO plugin claimed before
- * pbitmap's plugin could see them, as its resolution file lists them;
- * *FILES is set to their number.  0 when there are none, or when the LTO
- * plugin has not run yet or runs after ours. */
-uint64_t lto_claimed_bytes (unsigned *files);
+ * pbitmap's plugin could see them, as its resolution file RESOLUTION
+ * (NULL: none) lists them; *FILES is set to their number.  0 when there
+ * are none, or when the LTO plugin has not run yet or runs after ours. */
+uint64_t lto_claimed_bytes (const char *resolution, unsigned *files);
 
 /* The target of a link whose relocatable input has the header EHDR, or,
  * without one, of the machine we run on. */
